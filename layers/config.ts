@@ -1,0 +1,124 @@
+/**
+ * Configuration, read once through Effect `Config` so tests swap it with a `ConfigProvider`.
+ * Every variable is listed in the README's configuration table.
+ */
+import { Config, Context, Effect, Layer, LogLevel, Option, Redacted } from "effect"
+
+/** Upstream providers with a managed key (`<ID>_API_KEY`) and a base URL override (`<ID>_BASE_URL`). */
+export const UPSTREAM_PROVIDERS = [
+  { id: "openai", env: "OPENAI", baseUrl: "https://api.openai.com/v1" },
+  { id: "anthropic", env: "ANTHROPIC", baseUrl: "https://api.anthropic.com/v1" },
+  { id: "google", env: "GOOGLE", baseUrl: "https://generativelanguage.googleapis.com/v1beta" },
+  { id: "deepgram", env: "DEEPGRAM", baseUrl: "https://api.deepgram.com" },
+  { id: "cartesia", env: "CARTESIA", baseUrl: "https://api.cartesia.ai" },
+  { id: "elevenlabs", env: "ELEVENLABS", baseUrl: "https://api.elevenlabs.io" },
+  { id: "assemblyai", env: "ASSEMBLYAI", baseUrl: "https://api.assemblyai.com" },
+  { id: "spitch", env: "SPITCH", baseUrl: "https://api.spitch.app" },
+  { id: "mistral", env: "MISTRAL", baseUrl: "https://api.mistral.ai/v1" },
+  { id: "groq", env: "GROQ", baseUrl: "https://api.groq.com/openai/v1" },
+  { id: "deepseek", env: "DEEPSEEK", baseUrl: "https://api.deepseek.com/v1" },
+  { id: "xai", env: "XAI", baseUrl: "https://api.x.ai/v1" },
+  { id: "meta", env: "META", baseUrl: "https://api.llama.com/compat/v1" },
+  { id: "cohere", env: "COHERE", baseUrl: "https://api.cohere.ai/compatibility/v1" },
+  { id: "perplexity", env: "PERPLEXITY", baseUrl: "https://api.perplexity.ai" },
+  { id: "together", env: "TOGETHER", baseUrl: "https://api.together.xyz/v1" },
+  { id: "fireworks", env: "FIREWORKS", baseUrl: "https://api.fireworks.ai/inference/v1" }
+] as const
+
+export type UpstreamProviderId = (typeof UPSTREAM_PROVIDERS)[number]["id"]
+
+export interface UpstreamSettings {
+  readonly apiKey: Option.Option<Redacted.Redacted>
+  readonly baseUrl: string
+}
+
+export interface AppSettings {
+  readonly port: number
+  readonly host: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly dataDir: string
+  readonly masterKey: Option.Option<Redacted.Redacted>
+  readonly logLevel: LogLevel.LogLevel
+  /** Largest JSON request body accepted, in bytes (413 above it). */
+  readonly maxBodyBytes: number
+  /** Lifetime of `ect_` client tokens, in seconds. */
+  readonly clientTokenTtlSeconds: number
+  /** Lifetime of a dashboard session cookie, in seconds. */
+  readonly dashboardSessionTtlSeconds: number
+  /** Create a default project with printed keys when the database has none. */
+  readonly bootstrapDefaultProject: boolean
+  /** Send the session cookie with the `Secure` attribute (set behind HTTPS). */
+  readonly secureCookies: boolean
+  readonly upstreams: Readonly<Record<UpstreamProviderId, UpstreamSettings>>
+}
+
+const logLevelConfig = Config.literal("all", "trace", "debug", "info", "warning", "error", "fatal", "none")(
+  "LOG_LEVEL"
+).pipe(
+  Config.withDefault("info" as const),
+  Config.map((level) => {
+    switch (level) {
+      case "all":
+        return LogLevel.All
+      case "trace":
+        return LogLevel.Trace
+      case "debug":
+        return LogLevel.Debug
+      case "info":
+        return LogLevel.Info
+      case "warning":
+        return LogLevel.Warning
+      case "error":
+        return LogLevel.Error
+      case "fatal":
+        return LogLevel.Fatal
+      case "none":
+        return LogLevel.None
+    }
+  })
+)
+
+const upstreamConfig = (env: string, baseUrl: string): Config.Config<UpstreamSettings> =>
+  Config.all({
+    apiKey: Config.option(Config.redacted(`${env}_API_KEY`)).pipe(
+      Config.map(Option.filter((key) => Redacted.value(key).length > 0))
+    ),
+    baseUrl: Config.string(`${env}_BASE_URL`).pipe(
+      Config.withDefault(baseUrl),
+      Config.map((url) => url.replace(/\/+$/, ""))
+    )
+  })
+
+const upstreamsConfig = Config.all(
+  Object.fromEntries(UPSTREAM_PROVIDERS.map((p) => [p.id, upstreamConfig(p.env, p.baseUrl)])) as {
+    [K in UpstreamProviderId]: Config.Config<UpstreamSettings>
+  }
+)
+
+export const settingsConfig: Config.Config<AppSettings> = Config.all({
+  port: Config.integer("PORT").pipe(Config.validate({ message: "PORT must be 0..65535", validation: (p) => p >= 0 && p <= 65535 }), Config.withDefault(8080)),
+  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
+  databaseUrl: Config.option(Config.redacted("DATABASE_URL")).pipe(
+    Config.map(Option.filter((url) => Redacted.value(url).length > 0))
+  ),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
+  masterKey: Config.option(Config.redacted("MASTER_KEY")).pipe(
+    Config.map(Option.filter((key) => Redacted.value(key).length > 0))
+  ),
+  logLevel: logLevelConfig,
+  maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(1024 * 1024)),
+  clientTokenTtlSeconds: Config.integer("CLIENT_TOKEN_TTL_SECONDS").pipe(Config.withDefault(900)),
+  dashboardSessionTtlSeconds: Config.integer("DASHBOARD_SESSION_TTL_SECONDS").pipe(
+    Config.withDefault(7 * 24 * 3600)
+  ),
+  bootstrapDefaultProject: Config.boolean("BOOTSTRAP_DEFAULT_PROJECT").pipe(Config.withDefault(true)),
+  secureCookies: Config.boolean("SECURE_COOKIES").pipe(Config.withDefault(false)),
+  upstreams: upstreamsConfig
+})
+
+export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppSettings>() {
+  static readonly layer = Layer.effect(AppConfig, settingsConfig)
+  static readonly make = (settings: AppSettings) => Layer.succeed(AppConfig, settings)
+}
+
+export const appConfig = AppConfig.pipe(Effect.map((settings) => settings))

@@ -1,0 +1,6 @@
+/** Numbered migrations, applied in order by the `@effect/sql` Migrator at start. Never edit a landed one. */
+import foundation from "./0001_foundation.ts"
+
+export const migrations = {
+  "0001_foundation": foundation
+}

@@ -1,0 +1,128 @@
+/**
+ * Starts the real gateway (the same layers as `npm start`) on an ephemeral loopback port with a fresh database:
+ * embedded PGlite in a temporary DATA_DIR, or, when `TEST_DATABASE_URL` is set, a freshly created PostgreSQL
+ * database that is dropped afterwards. Logs are captured as JSON lines.
+ */
+import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { ConfigProvider, Context, Effect, Exit, Layer, LogLevel, Redacted, Scope } from "effect"
+import * as Crypto from "node:crypto"
+import * as Fs from "node:fs"
+import { createServer } from "node:http"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { AppConfig } from "../layers/config.ts"
+import { LoggingLive } from "../layers/logging.ts"
+import { AppLive, httpMiddleware } from "../layers/server.ts"
+import { Projects, revealKeys } from "../modules/projects/Service.ts"
+import { Credentials } from "../modules/auth/Service.ts"
+
+export interface TestProject {
+  readonly id: string
+  readonly secretKey: string
+  readonly apiKey: string
+}
+
+export interface Gateway {
+  readonly baseUrl: string
+  readonly port: number
+  /** The project created for the test. */
+  readonly project: TestProject
+  /** Every log line the server wrote, as JSON text. */
+  readonly logs: Array<string>
+  readonly env: Readonly<Record<string, string>>
+  /** Runs an effect against the server's own services and database. */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, AppServices>) => Promise<A>
+  readonly createProject: (name?: string) => Promise<TestProject>
+  readonly createUser: (projectId: string, email?: string, password?: string) => Promise<{ email: string; password: string }>
+  readonly close: () => Promise<void>
+}
+
+export type AppServices = Layer.Layer.Success<typeof AppLive>
+
+const randomName = () => Crypto.randomBytes(6).toString("hex")
+
+/** A fresh PostgreSQL database on the server of `TEST_DATABASE_URL`, dropped on close. */
+const freshPostgres = async (adminUrl: string) => {
+  const name = `gw_test_${randomName()}`
+  const admin = (statement: string) =>
+    Effect.runPromise(
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.unsafe(statement)
+      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(adminUrl), maxConnections: 1 })), Effect.scoped)
+    )
+  await admin(`CREATE DATABASE ${name}`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined)
+  }
+}
+
+export const startGateway = async (options: { readonly env?: Record<string, string> } = {}): Promise<Gateway> => {
+  const logs: Array<string> = []
+  const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gw-"))
+  const adminUrl = process.env.TEST_DATABASE_URL
+  const postgres = adminUrl ? await freshPostgres(adminUrl) : undefined
+  const env: Record<string, string> = {
+    HOST: "127.0.0.1",
+    PORT: "0",
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "info",
+    BOOTSTRAP_DEFAULT_PROJECT: "false",
+    MASTER_KEY: Crypto.randomBytes(32).toString("base64"),
+    ...(postgres ? { DATABASE_URL: postgres.url } : {}),
+    ...options.env
+  }
+  const configLayer = AppConfig.layer.pipe(
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+  )
+  const full = HttpApiBuilder.serve(httpMiddleware).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(AppLive),
+    Layer.provideMerge(configLayer),
+    Layer.provide(LoggingLive(LogLevel.Info, (line) => logs.push(line)))
+  )
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(Layer.buildWithScope(full, scope)).catch(async (error: unknown) => {
+    await postgres?.drop()
+    throw error
+  })
+  const address = Context.get(context, HttpServer.HttpServer).address
+  if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+  const baseUrl = `http://127.0.0.1:${address.port}`
+  const run = <A, E>(effect: Effect.Effect<A, E, AppServices>) => Effect.runPromise(Effect.provide(effect, context))
+
+  const createProject = (name = `test ${randomName()}`) =>
+    run(Effect.gen(function*() {
+      const created = yield* (yield* Projects).create(name)
+      const keys = revealKeys(created)
+      return { id: created.project.id, secretKey: keys.secret_key, apiKey: keys.api_key }
+    }))
+
+  const createUser = (projectId: string, email = `user-${randomName()}@example.com`, password = "correct horse battery") =>
+    run(Effect.gen(function*() {
+      yield* (yield* Credentials).createUser(email, password, projectId)
+      return { email, password }
+    }))
+
+  return {
+    baseUrl,
+    port: address.port,
+    project: await createProject(),
+    logs,
+    env,
+    run,
+    createProject,
+    createUser,
+    close: async () => {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await postgres?.drop()
+      Fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
