@@ -9,6 +9,8 @@ import { Credentials } from "../modules/auth/Service.ts"
 import { HealthHttpLive } from "../modules/health/Http.ts"
 import { DashboardProjectsHttpLive, ProjectsHttpLive, WhoAmIHttpLive } from "../modules/projects/Http.ts"
 import { Projects, revealKeys } from "../modules/projects/Service.ts"
+import { UsageHttpLive } from "../modules/usage/Http.ts"
+import { Billing } from "../modules/usage/Service.ts"
 import { AppConfig } from "./config.ts"
 import { SecretBox } from "./crypto.ts"
 import { DatabaseLive } from "./database.ts"
@@ -20,14 +22,17 @@ import { requestMiddleware } from "./http/middleware.ts"
 export const InfraLive = Layer.mergeAll(DatabaseLive, SecretBox.layer)
 
 /** Every domain service, over the infrastructure. */
-export const ServicesLive = Projects.Default.pipe(Layer.provideMerge(Credentials.Default))
+export const ServicesLive = Layer.mergeAll(Projects.Default, Billing.Default).pipe(
+  Layer.provideMerge(Credentials.Default)
+)
 
 const HandlersLive = Layer.mergeAll(
   HealthHttpLive,
   AuthHttpLive,
   ProjectsHttpLive,
   WhoAmIHttpLive,
-  DashboardProjectsHttpLive
+  DashboardProjectsHttpLive,
+  UsageHttpLive
 )
 
 /** The HttpApi with handlers, security, error envelopes, `/openapi.json` and `/docs`. */

@@ -3,12 +3,14 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { AuthApi } from "../../modules/auth/Api.ts"
 import { HealthApi } from "../../modules/health/Api.ts"
 import { DashboardProjectsApi, ProjectsApi, WhoAmIApi } from "../../modules/projects/Api.ts"
+import { UsageApi } from "../../modules/usage/Api.ts"
 
 export class GatewayApi extends HttpApi.make("gateway")
   .add(HealthApi)
   .add(AuthApi)
   .add(ProjectsApi)
   .add(WhoAmIApi)
+  .add(UsageApi)
   .add(DashboardProjectsApi)
   .annotateContext(OpenApi.annotations({
     title: "Embedded Agents Gateway",

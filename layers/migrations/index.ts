@@ -1,6 +1,8 @@
 /** Numbered migrations, applied in order by the `@effect/sql` Migrator at start. Never edit a landed one. */
 import foundation from "./0001_foundation.ts"
+import usage from "./0002_usage.ts"
 
 export const migrations = {
-  "0001_foundation": foundation
+  "0001_foundation": foundation,
+  "0002_usage": usage
 }
