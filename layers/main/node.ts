@@ -15,8 +15,9 @@ export const NodeServerLive = Layer.unwrapEffect(
     HttpApiBuilder.serve(httpMiddleware).pipe(
       HttpServer.withLogAddress,
       HttpMiddleware.withTracerDisabledWhen(() => true),
-      Layer.provide(AppLive),
+      // The listener is released first (it waits for in-flight requests), the app and database after it.
       Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
+      Layer.provide(AppLive),
       Layer.provide(LoggingLive(config.logLevel))
     ))
 ).pipe(Layer.provide(AppConfig.layer))

@@ -109,3 +109,42 @@ describe("error envelopes", () => {
     }
   })
 })
+
+describe("defects", () => {
+  it("an unexpected defect answers 500 in the envelope, without a stack trace, and is logged", async () => {
+    const { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServer } = await import("@effect/platform")
+    const { ConfigProvider, Effect, Layer, Logger } = await import("effect")
+    const { AppConfig } = await import("../../layers/config.ts")
+    const { ApiGuardLive } = await import("../../layers/http/errors.ts")
+    class Boom extends HttpApi.make("boom").add(
+      HttpApiGroup.make("boom").add(HttpApiEndpoint.get("explode", "/v1/explode")).add(HttpApiEndpoint.get("fine", "/api/ai/explode"))
+    ) {}
+    const logged: Array<string> = []
+    const handlers = HttpApiBuilder.group(Boom, "boom", (h) =>
+      h.handle("explode", () => Effect.die(new Error("secret internals at /srv/app.ts:12")))
+        .handle("fine", () => Effect.die("string defect")))
+    const app = Layer.mergeAll(HttpApiBuilder.api(Boom).pipe(Layer.provide(handlers)), HttpServer.layerContext)
+    const { dispose, handler } = HttpApiBuilder.toWebHandler(
+      Layer.mergeAll(app, ApiGuardLive.pipe(Layer.provide(app))).pipe(
+        Layer.provide(AppConfig.layer.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map()))))),
+        Layer.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logged.push(String(message)))))
+      )
+    )
+    try {
+      const platform = await handler(new Request("http://local/v1/explode"))
+      expect(platform.status).toBe(500)
+      const text = await platform.text()
+      expect(JSON.parse(text)).toEqual({
+        error: { type: "api_error", code: "internal_error", message: "Internal server error", request_id: null, param: null },
+        status: "failed"
+      })
+      expect(text).not.toContain("secret internals")
+      const flat = await handler(new Request("http://local/api/ai/explode"))
+      expect(flat.status).toBe(500)
+      expect(await flat.json()).toEqual({ error: "internal_error", message: "Internal server error", request_id: null })
+      expect(logged.join("\n")).toContain("request failed")
+    } finally {
+      await dispose()
+    }
+  })
+})
