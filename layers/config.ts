@@ -106,7 +106,7 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
     Config.map(Option.filter((key) => Redacted.value(key).length > 0))
   ),
   logLevel: logLevelConfig,
-  maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(1024 * 1024)),
+  maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(32 * 1024 * 1024)),
   clientTokenTtlSeconds: Config.integer("CLIENT_TOKEN_TTL_SECONDS").pipe(Config.withDefault(900)),
   dashboardSessionTtlSeconds: Config.integer("DASHBOARD_SESSION_TTL_SECONDS").pipe(
     Config.withDefault(7 * 24 * 3600)
