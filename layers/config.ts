@@ -2,7 +2,7 @@
  * Configuration, read once through Effect `Config` so tests swap it with a `ConfigProvider`.
  * Every variable is listed in the README's configuration table.
  */
-import { Config, Context, Effect, Layer, LogLevel, Option, Redacted } from "effect"
+import { Config, Context, Layer, LogLevel, Option, Redacted } from "effect"
 
 /** Upstream providers with a managed key (`<ID>_API_KEY`) and a base URL override (`<ID>_BASE_URL`). */
 export const UPSTREAM_PROVIDERS = [
@@ -49,6 +49,12 @@ export interface AppSettings {
   readonly bootstrapDefaultProject: boolean
   /** Send the session cookie with the `Secure` attribute (set behind HTTPS). */
   readonly secureCookies: boolean
+  /** Limit for an upstream's response headers and, when streaming, each gap between chunks. */
+  readonly upstreamTimeoutMs: number
+  /** Retries of a failed upstream call (429, 5xx, timeouts, network) before its first byte reaches the client. */
+  readonly upstreamRetries: number
+  /** First retry delay; doubles per retry (a `Retry-After` from the upstream takes precedence, up to 10 s). */
+  readonly upstreamRetryBaseMs: number
   readonly upstreams: Readonly<Record<UpstreamProviderId, UpstreamSettings>>
 }
 
@@ -113,6 +119,9 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   ),
   bootstrapDefaultProject: Config.boolean("BOOTSTRAP_DEFAULT_PROJECT").pipe(Config.withDefault(true)),
   secureCookies: Config.boolean("SECURE_COOKIES").pipe(Config.withDefault(false)),
+  upstreamTimeoutMs: Config.integer("UPSTREAM_TIMEOUT_MS").pipe(Config.withDefault(120_000)),
+  upstreamRetries: Config.integer("UPSTREAM_RETRIES").pipe(Config.withDefault(2)),
+  upstreamRetryBaseMs: Config.integer("UPSTREAM_RETRY_BASE_MS").pipe(Config.withDefault(250)),
   upstreams: upstreamsConfig
 })
 
@@ -120,5 +129,3 @@ export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppSettings>(
   static readonly layer = Layer.effect(AppConfig, settingsConfig)
   static readonly make = (settings: AppSettings) => Layer.succeed(AppConfig, settings)
 }
-
-export const appConfig = AppConfig.pipe(Effect.map((settings) => settings))

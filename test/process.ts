@@ -1,5 +1,6 @@
 /** Runs the gateway (or the CLI) as a child process, the way a user would, and watches its output. */
 import { type ChildProcess, spawn } from "node:child_process"
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 
 const root = Path.resolve(import.meta.dirname, "..")
@@ -60,8 +61,20 @@ export const start = (command: string, args: ReadonlyArray<string>, env: Record<
 /** `npm start` without npm: the same entry point, through tsx. */
 export const startNode = (env: Record<string, string>) => start(bin("tsx"), ["layers/main/node.ts"], env)
 
+/**
+ * The Deno binary from npm's `deno` package. Its `.bin` wrapper is a Node script that does not forward signals,
+ * so the platform package's executable is started directly.
+ */
+const denoBinary = () => {
+  const scope = Path.join(root, "node_modules", "@deno")
+  const arch = process.arch === "arm64" ? "arm64" : "x64"
+  const name = Fs.readdirSync(scope).find((entry) => entry.startsWith(`${process.platform}-${arch}`))
+  if (name === undefined) throw new Error(`no Deno binary for ${process.platform}-${arch} under ${scope}`)
+  return Path.join(scope, name, process.platform === "win32" ? "deno.exe" : "deno")
+}
+
 export const startDeno = (env: Record<string, string>) =>
-  start(bin("deno"), ["run", "-A", "--unstable-no-legacy-abort", "layers/main/deno.ts"], env)
+  start(denoBinary(), ["run", "-A", "--unstable-no-legacy-abort", "layers/main/deno.ts"], env)
 
 export const runCli = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
   const running = start(bin("tsx"), ["layers/main/cli.ts", ...args], env)

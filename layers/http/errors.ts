@@ -20,6 +20,9 @@ import { AppConfig } from "../config.ts"
 /** The request id of the current request, set by the request middleware. */
 export const CurrentRequestId = FiberRef.unsafeMake<string | null>(null)
 
+/** When the current request arrived (`performance.now()`), for the gateway-overhead header. */
+export const CurrentRequestStart = FiberRef.unsafeMake<number | null>(null)
+
 /** Which envelope a path uses (§7): platform for `/v1` and OpenAI-compatible paths, and so on. */
 export const surfaceOf = (path: string): Surface => {
   if (path.startsWith("/api/v1/web/") || path === "/api/v1/web") return "web"

@@ -6,7 +6,7 @@
 import { HttpApp, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Exit, FiberRef } from "effect"
 import * as Crypto from "node:crypto"
-import { CurrentRequestId, routeMatchers } from "./errors.ts"
+import { CurrentRequestId, CurrentRequestStart, routeMatchers } from "./errors.ts"
 import type { GatewayApi } from "./api.ts"
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -31,7 +31,11 @@ export const requestMiddleware = (api: typeof GatewayApi) => {
         Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
       )
       const path = new URL(request.url, "http://local").pathname
-      const exit = yield* app.pipe(Effect.locally(CurrentRequestId, requestId), Effect.exit)
+      const exit = yield* app.pipe(
+        Effect.locally(CurrentRequestId, requestId),
+        Effect.locally(CurrentRequestStart, started),
+        Effect.exit
+      )
       yield* Effect.logInfo("request").pipe(
         Effect.annotateLogs({
           request_id: requestId,
