@@ -68,6 +68,8 @@ export const startGateway = async (options: { readonly env?: Record<string, stri
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gw-"))
   const adminUrl = process.env.TEST_DATABASE_URL
   const postgres = adminUrl ? await freshPostgres(adminUrl) : undefined
+  const template = process.env.GW_PGLITE_TEMPLATE
+  if (!postgres && template) Fs.cpSync(template, Path.join(dataDir, "pgdata"), { recursive: true })
   const env: Record<string, string> = {
     HOST: "127.0.0.1",
     PORT: "0",
