@@ -102,6 +102,36 @@ const sseToDeltas = (
   return loop
 }
 
+/** A whole JSON answer → the normalised result. */
+const readResult = (adapter: FamilyAdapter, target: UpstreamTarget, response: HttpClientResponse.HttpClientResponse) =>
+  Effect.mapError(response.text, (error) => fromClientError(adapter.family, error)).pipe(
+    Effect.flatMap((text) => {
+      const json = parseJson(text)
+      if (json === undefined) {
+        return Effect.fail(
+          new UpstreamError({
+            kind: "decode",
+            family: adapter.family,
+            body: text.slice(0, MAX_ERROR_BODY),
+            message: `${adapter.family} upstream answered with a body that is not JSON`
+          })
+        )
+      }
+      return adapter.decodeResult(json, target)
+    })
+  )
+
+/** A whole result replayed as the deltas a stream would have given. */
+const resultToDeltas = (result: ChatResult): Stream.Stream<ChatDelta> => {
+  const deltas: Array<ChatDelta> = []
+  if (result.content !== null && result.content !== "") deltas.push({ type: "text", text: result.content })
+  result.toolCalls.forEach((call, index) =>
+    deltas.push({ type: "tool_call", index, id: call.id, name: call.name, arguments: call.arguments })
+  )
+  deltas.push({ type: "finish", reason: result.finishReason }, { type: "usage", ...result.usage })
+  return Stream.fromIterable(deltas)
+}
+
 export interface UpstreamRunner {
   readonly complete: (adapter: FamilyAdapter, target: UpstreamTarget, request: ChatRequest) => Effect.Effect<ChatResult, UpstreamError>
   readonly stream: (adapter: FamilyAdapter, target: UpstreamTarget, request: ChatRequest) => Stream.Stream<ChatDelta, UpstreamError>
@@ -123,21 +153,7 @@ export const makeRunner = (client: HttpClient.HttpClient): UpstreamRunner => {
 
   const complete = (adapter: FamilyAdapter, target: UpstreamTarget, request: ChatRequest) =>
     send(adapter, target, request, false).pipe(
-      Effect.flatMap((response) => Effect.mapError(response.text, (error) => fromClientError(adapter.family, error))),
-      Effect.flatMap((text) => {
-        const json = parseJson(text)
-        if (json === undefined) {
-          return Effect.fail(
-            new UpstreamError({
-              kind: "decode",
-              family: adapter.family,
-              body: text.slice(0, MAX_ERROR_BODY),
-              message: `${adapter.family} upstream answered with a body that is not JSON`
-            })
-          )
-        }
-        return adapter.decodeResult(json, target)
-      }),
+      Effect.flatMap((response) => readResult(adapter, target, response)),
       Effect.timeoutFail({ duration: target.timeoutMs, onTimeout: timeoutError(adapter.family, target, "answer") })
     )
 
@@ -146,11 +162,14 @@ export const makeRunner = (client: HttpClient.HttpClient): UpstreamRunner => {
       send(adapter, target, request, true).pipe(
         Effect.timeoutFail({ duration: target.timeoutMs, onTimeout: timeoutError(adapter.family, target, "response") }),
         Effect.map((response) =>
-          response.stream.pipe(
-            Stream.mapError((error) => fromClientError(adapter.family, error)),
-            Stream.timeoutFail(timeoutError(adapter.family, target, "stream data"), target.timeoutMs),
-            Stream.pipeThroughChannel(Channel.suspend(() => sseToDeltas(adapter, target)))
-          )
+          // Some OpenAI-compatible servers ignore `stream: true` and answer one JSON body.
+          (response.headers["content-type"] ?? "").includes("json")
+            ? Stream.unwrap(Effect.map(readResult(adapter, target, response), resultToDeltas))
+            : response.stream.pipe(
+              Stream.mapError((error) => fromClientError(adapter.family, error)),
+              Stream.timeoutFail(timeoutError(adapter.family, target, "stream data"), target.timeoutMs),
+              Stream.pipeThroughChannel(Channel.suspend(() => sseToDeltas(adapter, target)))
+            )
         )
       )
     )

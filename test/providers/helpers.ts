@@ -68,3 +68,12 @@ export const assemble = (deltas: ReadonlyArray<ChatDelta>) => {
   }
   return { text, calls, finish, usage }
 }
+
+/** Polls (real time) until `check` holds. */
+export const until = async (check: () => boolean, timeoutMs = 5000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time")
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}

@@ -138,6 +138,23 @@ layer(ProviderAdaptersLive)("openai adapter", (it) => {
       expect(joined.finish).toBe("tool_calls")
     }))
 
+  it.effect("a compatible server that ignores stream: true and answers JSON still yields deltas", () =>
+    Effect.gen(function*() {
+      fake.enqueue({
+        rawBody: {
+          id: "chatcmpl-1",
+          model: "local-llm",
+          choices: [{ index: 0, message: { role: "assistant", content: "whole answer" }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 4, completion_tokens: 2 }
+        }
+      })
+      expect(yield* streamAll(targetFor(fake), chat())).toEqual([
+        { type: "text", text: "whole answer" },
+        { type: "finish", reason: "stop" },
+        { type: "usage", promptTokens: 4, completionTokens: 2, cachedTokens: 0 }
+      ])
+    }))
+
   it.effect("an image chat gets the fake's echo (the fake accepts image parts)", () =>
     Effect.gen(function*() {
       const result = yield* complete(
