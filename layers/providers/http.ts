@@ -164,7 +164,12 @@ export const makeRunner = (client: HttpClient.HttpClient): UpstreamRunner => {
         Effect.map((response) =>
           // Some OpenAI-compatible servers ignore `stream: true` and answer one JSON body.
           (response.headers["content-type"] ?? "").includes("json")
-            ? Stream.unwrap(Effect.map(readResult(adapter, target, response), resultToDeltas))
+            ? Stream.unwrap(
+              readResult(adapter, target, response).pipe(
+                Effect.timeoutFail({ duration: target.timeoutMs, onTimeout: timeoutError(adapter.family, target, "answer") }),
+                Effect.map(resultToDeltas)
+              )
+            )
             : response.stream.pipe(
               Stream.mapError((error) => fromClientError(adapter.family, error)),
               Stream.timeoutFail(timeoutError(adapter.family, target, "stream data"), target.timeoutMs),
