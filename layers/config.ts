@@ -50,6 +50,17 @@ export interface AppSettings {
   /** Send the session cookie with the `Secure` attribute (set behind HTTPS). */
   readonly secureCookies: boolean
   readonly upstreams: Readonly<Record<UpstreamProviderId, UpstreamSettings>>
+  /**
+   * Whether custom providers and provider connections may use base URLs on private, loopback or link-local
+   * networks. Default true: self-hosted models (Ollama, vLLM, LM Studio) usually live there.
+   */
+  readonly allowPrivateProviderUrls: boolean
+  /** Time limit of a custom-provider test connection, in milliseconds (contract §8: 30 seconds). */
+  readonly customProviderTestTimeoutMs: number
+  /** Time limit of an upstream model-listing call (connection validation and model sync), in milliseconds. */
+  readonly providerListTimeoutMs: number
+  /** Time limit of each source of `GET /api/v1/models`; a source over it is skipped and the list is `partial`. */
+  readonly modelSourceTimeoutMs: number
 }
 
 const logLevelConfig = Config.literal("all", "trace", "debug", "info", "warning", "error", "fatal", "none")(
@@ -113,7 +124,11 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   ),
   bootstrapDefaultProject: Config.boolean("BOOTSTRAP_DEFAULT_PROJECT").pipe(Config.withDefault(true)),
   secureCookies: Config.boolean("SECURE_COOKIES").pipe(Config.withDefault(false)),
-  upstreams: upstreamsConfig
+  upstreams: upstreamsConfig,
+  allowPrivateProviderUrls: Config.boolean("ALLOW_PRIVATE_PROVIDER_URLS").pipe(Config.withDefault(true)),
+  customProviderTestTimeoutMs: Config.integer("CUSTOM_PROVIDER_TEST_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
+  providerListTimeoutMs: Config.integer("PROVIDER_LIST_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
+  modelSourceTimeoutMs: Config.integer("MODEL_SOURCE_TIMEOUT_MS").pipe(Config.withDefault(5_000))
 })
 
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppSettings>() {

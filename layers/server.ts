@@ -6,7 +6,15 @@ import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { Console, Effect, Layer } from "effect"
 import { AuthHttpLive, AuthMiddlewareLive } from "../modules/auth/Http.ts"
 import { Credentials } from "../modules/auth/Service.ts"
+import { CatalogHttpLive } from "../modules/catalog/Http.ts"
+import { Catalog } from "../modules/catalog/Service.ts"
+import { ConnectionsHttpLive } from "../modules/connections/Http.ts"
+import { ProviderConnections } from "../modules/connections/Service.ts"
+import { CustomProvidersHttpLive } from "../modules/custom-providers/Http.ts"
+import { CustomProviders } from "../modules/custom-providers/Service.ts"
 import { HealthHttpLive } from "../modules/health/Http.ts"
+import { ModelsHttpLive } from "../modules/models/Http.ts"
+import { ModelListing } from "../modules/models/Service.ts"
 import { DashboardProjectsHttpLive, ProjectsHttpLive, WhoAmIHttpLive } from "../modules/projects/Http.ts"
 import { Projects, revealKeys } from "../modules/projects/Service.ts"
 import { AppConfig } from "./config.ts"
@@ -20,14 +28,24 @@ import { requestMiddleware } from "./http/middleware.ts"
 export const InfraLive = Layer.mergeAll(DatabaseLive, SecretBox.layer)
 
 /** Every domain service, over the infrastructure. */
-export const ServicesLive = Projects.Default.pipe(Layer.provideMerge(Credentials.Default))
+export const ServicesLive = Layer.mergeAll(
+  Projects.Default,
+  ModelListing.Default
+).pipe(
+  Layer.provideMerge(Layer.mergeAll(Catalog.Default, CustomProviders.Default, ProviderConnections.Default)),
+  Layer.provideMerge(Credentials.Default)
+)
 
 const HandlersLive = Layer.mergeAll(
   HealthHttpLive,
   AuthHttpLive,
   ProjectsHttpLive,
   WhoAmIHttpLive,
-  DashboardProjectsHttpLive
+  DashboardProjectsHttpLive,
+  CatalogHttpLive,
+  ModelsHttpLive,
+  CustomProvidersHttpLive,
+  ConnectionsHttpLive
 )
 
 /** The HttpApi with handlers, security, error envelopes, `/openapi.json` and `/docs`. */

@@ -1,7 +1,11 @@
 /** The whole HTTP contract: every module's HttpApiGroup, composed into one HttpApi (served and documented). */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AuthApi } from "../../modules/auth/Api.ts"
+import { CatalogApi } from "../../modules/catalog/Api.ts"
+import { ConnectionsApi } from "../../modules/connections/Api.ts"
+import { CustomProvidersApi } from "../../modules/custom-providers/Api.ts"
 import { HealthApi } from "../../modules/health/Api.ts"
+import { ModelsApi } from "../../modules/models/Api.ts"
 import { DashboardProjectsApi, ProjectsApi, WhoAmIApi } from "../../modules/projects/Api.ts"
 
 export class GatewayApi extends HttpApi.make("gateway")
@@ -10,6 +14,10 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(ProjectsApi)
   .add(WhoAmIApi)
   .add(DashboardProjectsApi)
+  .add(CatalogApi)
+  .add(ModelsApi)
+  .add(CustomProvidersApi)
+  .add(ConnectionsApi)
   .annotateContext(OpenApi.annotations({
     title: "Embedded Agents Gateway",
     version: "1.1.0",
