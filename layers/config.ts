@@ -56,6 +56,17 @@ export interface AppSettings {
   /** First retry delay; doubles per retry (a `Retry-After` from the upstream takes precedence, up to 10 s). */
   readonly upstreamRetryBaseMs: number
   readonly upstreams: Readonly<Record<UpstreamProviderId, UpstreamSettings>>
+  /**
+   * Whether custom providers and provider connections may use base URLs on private, loopback or link-local
+   * networks. Default true: self-hosted models (Ollama, vLLM, LM Studio) usually live there.
+   */
+  readonly allowPrivateProviderUrls: boolean
+  /** Time limit of a custom-provider test connection, in milliseconds (contract §8: 30 seconds). */
+  readonly customProviderTestTimeoutMs: number
+  /** Time limit of an upstream model-listing call (connection validation and model sync), in milliseconds. */
+  readonly providerListTimeoutMs: number
+  /** Time limit of each source of `GET /api/v1/models`; a source over it is skipped and the list is `partial`. */
+  readonly modelSourceTimeoutMs: number
 }
 
 const logLevelConfig = Config.literal("all", "trace", "debug", "info", "warning", "error", "fatal", "none")(
@@ -122,7 +133,11 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   upstreamTimeoutMs: Config.integer("UPSTREAM_TIMEOUT_MS").pipe(Config.withDefault(120_000)),
   upstreamRetries: Config.integer("UPSTREAM_RETRIES").pipe(Config.withDefault(2)),
   upstreamRetryBaseMs: Config.integer("UPSTREAM_RETRY_BASE_MS").pipe(Config.withDefault(250)),
-  upstreams: upstreamsConfig
+  upstreams: upstreamsConfig,
+  allowPrivateProviderUrls: Config.boolean("ALLOW_PRIVATE_PROVIDER_URLS").pipe(Config.withDefault(true)),
+  customProviderTestTimeoutMs: Config.integer("CUSTOM_PROVIDER_TEST_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
+  providerListTimeoutMs: Config.integer("PROVIDER_LIST_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
+  modelSourceTimeoutMs: Config.integer("MODEL_SOURCE_TIMEOUT_MS").pipe(Config.withDefault(5_000))
 })
 
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppSettings>() {

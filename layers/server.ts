@@ -6,7 +6,18 @@ import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { Console, Effect, Layer } from "effect"
 import { AuthHttpLive, AuthMiddlewareLive } from "../modules/auth/Http.ts"
 import { Credentials } from "../modules/auth/Service.ts"
+import { ChatHttpLive, OpenAiChatHttpLive } from "../modules/chat/Http.ts"
+import { ChatRouter } from "../modules/chat/Router.ts"
+import { ChatGateway } from "../modules/chat/Service.ts"
+import { CatalogHttpLive } from "../modules/catalog/Http.ts"
+import { Catalog } from "../modules/catalog/Service.ts"
+import { ConnectionsHttpLive } from "../modules/connections/Http.ts"
+import { ProviderConnections } from "../modules/connections/Service.ts"
+import { CustomProvidersHttpLive } from "../modules/custom-providers/Http.ts"
+import { CustomProviders } from "../modules/custom-providers/Service.ts"
 import { HealthHttpLive } from "../modules/health/Http.ts"
+import { ModelsHttpLive } from "../modules/models/Http.ts"
+import { ModelListing } from "../modules/models/Service.ts"
 import { DashboardProjectsHttpLive, ProjectsHttpLive, WhoAmIHttpLive } from "../modules/projects/Http.ts"
 import { Projects, revealKeys } from "../modules/projects/Service.ts"
 import { UsageHttpLive } from "../modules/usage/Http.ts"
@@ -14,6 +25,7 @@ import { Billing } from "../modules/usage/Service.ts"
 import { AppConfig } from "./config.ts"
 import { SecretBox } from "./crypto.ts"
 import { DatabaseLive } from "./database.ts"
+import { ProviderAdaptersLive } from "./providers/Service.ts"
 import { GatewayApi } from "./http/api.ts"
 import { ApiGuardLive } from "./http/errors.ts"
 import { requestMiddleware } from "./http/middleware.ts"
@@ -22,7 +34,16 @@ import { requestMiddleware } from "./http/middleware.ts"
 export const InfraLive = Layer.mergeAll(DatabaseLive, SecretBox.layer)
 
 /** Every domain service, over the infrastructure. */
-export const ServicesLive = Layer.mergeAll(Projects.Default, Billing.Default).pipe(
+/** The chat gateway: routing over the catalog, provider adapters with their own keep-alive client. */
+const ChatLive = ChatGateway.Default.pipe(
+  Layer.provideMerge(ChatRouter.Default),
+  Layer.provideMerge(ProviderAdaptersLive)
+)
+
+export const ServicesLive = Layer.mergeAll(Projects.Default, ModelListing.Default, ChatLive).pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(Catalog.Default, CustomProviders.Default, ProviderConnections.Default, Billing.Default)
+  ),
   Layer.provideMerge(Credentials.Default)
 )
 
@@ -32,7 +53,13 @@ const HandlersLive = Layer.mergeAll(
   ProjectsHttpLive,
   WhoAmIHttpLive,
   DashboardProjectsHttpLive,
-  UsageHttpLive
+  UsageHttpLive,
+  CatalogHttpLive,
+  ModelsHttpLive,
+  CustomProvidersHttpLive,
+  ConnectionsHttpLive,
+  ChatHttpLive,
+  OpenAiChatHttpLive
 )
 
 /** The HttpApi with handlers, security, error envelopes, `/openapi.json` and `/docs`. */

@@ -1,8 +1,12 @@
 /** Numbered migrations, applied in order by the `@effect/sql` Migrator at start. Never edit a landed one. */
 import foundation from "./0001_foundation.ts"
 import usage from "./0002_usage.ts"
+import customProviders from "./0100_custom_providers.ts"
+import providerConnections from "./0101_provider_connections.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
-  "0002_usage": usage
+  "0002_usage": usage,
+  "0100_custom_providers": customProviders,
+  "0101_provider_connections": providerConnections
 }
