@@ -67,6 +67,15 @@ export interface AppSettings {
   readonly providerListTimeoutMs: number
   /** Time limit of each source of `GET /api/v1/models`; a source over it is skipped and the list is `partial`. */
   readonly modelSourceTimeoutMs: number
+  /**
+   * Whether the SSRF-safe fetcher (`layers/safe-fetch.ts`, e.g. vision image URLs) may connect to loopback
+   * addresses. Default false; tests serve images from 127.0.0.1. Private and link-local networks stay refused.
+   */
+  readonly safeFetchAllowLoopback: boolean
+  /** The vision model when a request names none (contract §4.7). */
+  readonly visionDefaultModel: string
+  /** Time limit for fetching one image URL (connect, redirects and body), in milliseconds. */
+  readonly visionFetchTimeoutMs: number
 }
 
 const logLevelConfig = Config.literal("all", "trace", "debug", "info", "warning", "error", "fatal", "none")(
@@ -137,7 +146,10 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   allowPrivateProviderUrls: Config.boolean("ALLOW_PRIVATE_PROVIDER_URLS").pipe(Config.withDefault(true)),
   customProviderTestTimeoutMs: Config.integer("CUSTOM_PROVIDER_TEST_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
   providerListTimeoutMs: Config.integer("PROVIDER_LIST_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
-  modelSourceTimeoutMs: Config.integer("MODEL_SOURCE_TIMEOUT_MS").pipe(Config.withDefault(5_000))
+  modelSourceTimeoutMs: Config.integer("MODEL_SOURCE_TIMEOUT_MS").pipe(Config.withDefault(5_000)),
+  safeFetchAllowLoopback: Config.boolean("SAFE_FETCH_ALLOW_LOOPBACK").pipe(Config.withDefault(false)),
+  visionDefaultModel: Config.string("VISION_DEFAULT_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
+  visionFetchTimeoutMs: Config.integer("VISION_FETCH_TIMEOUT_MS").pipe(Config.withDefault(15_000))
 })
 
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppSettings>() {

@@ -22,6 +22,8 @@ import { DashboardProjectsHttpLive, ProjectsHttpLive, WhoAmIHttpLive } from "../
 import { Projects, revealKeys } from "../modules/projects/Service.ts"
 import { UsageHttpLive } from "../modules/usage/Http.ts"
 import { Billing } from "../modules/usage/Service.ts"
+import { VisionHttpLive } from "../modules/vision/Http.ts"
+import { Vision } from "../modules/vision/Service.ts"
 import { AppConfig } from "./config.ts"
 import { SecretBox } from "./crypto.ts"
 import { DatabaseLive } from "./database.ts"
@@ -40,7 +42,7 @@ const ChatLive = ChatGateway.Default.pipe(
   Layer.provideMerge(ProviderAdaptersLive)
 )
 
-export const ServicesLive = Layer.mergeAll(Projects.Default, ModelListing.Default, ChatLive).pipe(
+export const ServicesLive = Layer.mergeAll(Projects.Default, ModelListing.Default, Vision.Default.pipe(Layer.provideMerge(ChatLive))).pipe(
   Layer.provideMerge(
     Layer.mergeAll(Catalog.Default, CustomProviders.Default, ProviderConnections.Default, Billing.Default)
   ),
@@ -59,7 +61,8 @@ const HandlersLive = Layer.mergeAll(
   CustomProvidersHttpLive,
   ConnectionsHttpLive,
   ChatHttpLive,
-  OpenAiChatHttpLive
+  OpenAiChatHttpLive,
+  VisionHttpLive
 )
 
 /** The HttpApi with handlers, security, error envelopes, `/openapi.json` and `/docs`. */

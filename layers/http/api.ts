@@ -9,6 +9,7 @@ import { HealthApi } from "../../modules/health/Api.ts"
 import { ModelsApi } from "../../modules/models/Api.ts"
 import { DashboardProjectsApi, ProjectsApi, WhoAmIApi } from "../../modules/projects/Api.ts"
 import { UsageApi } from "../../modules/usage/Api.ts"
+import { VisionApi } from "../../modules/vision/Api.ts"
 
 export class GatewayApi extends HttpApi.make("gateway")
   .add(HealthApi)
@@ -23,6 +24,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(ConnectionsApi)
   .add(ChatApi)
   .add(OpenAiChatApi)
+  .add(VisionApi)
   .annotateContext(OpenApi.annotations({
     title: "Embedded Agents Gateway",
     version: "1.1.0",

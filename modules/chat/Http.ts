@@ -7,6 +7,7 @@ import { CurrentRequestStart } from "../../layers/http/errors.ts"
 import { currentRequestId } from "../../layers/http/middleware.ts"
 import { sseEvent } from "../../layers/providers/sse.ts"
 import { CurrentProject } from "../auth/Principal.ts"
+import { Vision } from "../vision/Service.ts"
 import type { GatewayChatRequest } from "./Api.ts"
 import { ChatGateway, upstreamFailure } from "./Service.ts"
 import { chunkEncoder, completionObject } from "./wire.ts"
@@ -14,13 +15,15 @@ import { chunkEncoder, completionObject } from "./wire.ts"
 const encoder = new TextEncoder()
 const ms = (value: number) => (Math.round(value * 1000) / 1000).toString()
 
-const chatHandler = (gateway: ChatGateway) => (payload: typeof GatewayChatRequest.Type) =>
+const chatHandler = (gateway: ChatGateway, vision: Vision) => (payload: typeof GatewayChatRequest.Type) =>
   Effect.gen(function*() {
     const caller = yield* CurrentProject
     const requestId = yield* currentRequestId
     const requestStart = (yield* FiberRef.get(CurrentRequestStart)) ?? performance.now()
-    const { fallbacks, ...request } = payload
-    const ctx = { projectId: caller.projectId, tenantId: caller.tenantId, requestId, kind: "chat" }
+    const { fallbacks, ...asked } = payload
+    // Image content goes through vision: checked images, and a vision-capable model when the chosen one lacks it.
+    const { request, kind } = yield* vision.prepareChat(caller.projectId, asked)
+    const ctx = { projectId: caller.projectId, tenantId: caller.tenantId, requestId, kind }
     const id = `chatcmpl-${Crypto.randomBytes(12).toString("hex")}`
     const created = Math.floor(Date.now() / 1000)
 
@@ -66,7 +69,9 @@ const chatHandler = (gateway: ChatGateway) => (payload: typeof GatewayChatReques
   })
 
 export const ChatHttpLive = HttpApiBuilder.group(GatewayApi, "chat", (handlers) =>
-  Effect.map(ChatGateway, (gateway) => handlers.handle("chat", ({ payload }) => chatHandler(gateway)(payload))))
+  Effect.map(Effect.all([ChatGateway, Vision]), ([gateway, vision]) =>
+    handlers.handle("chat", ({ payload }) => chatHandler(gateway, vision)(payload))))
 
 export const OpenAiChatHttpLive = HttpApiBuilder.group(GatewayApi, "openaiChat", (handlers) =>
-  Effect.map(ChatGateway, (gateway) => handlers.handle("chatCompletions", ({ payload }) => chatHandler(gateway)(payload))))
+  Effect.map(Effect.all([ChatGateway, Vision]), ([gateway, vision]) =>
+    handlers.handle("chatCompletions", ({ payload }) => chatHandler(gateway, vision)(payload))))
