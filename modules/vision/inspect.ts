@@ -199,11 +199,11 @@ const looksLikeSvg = (bytes: Uint8Array) => {
 export const inspectImage = (bytes: Uint8Array): Effect.Effect<Inspection> =>
   Effect.promise(() => fileTypeFromBuffer(bytes).catch(() => undefined)).pipe(
     Effect.map((type): Inspection => {
+      if (bytes.length === 0) return { ok: false, reason: "unknown", message: "the image is empty" }
+      if ((type === undefined || type.mime.endsWith("/xml")) && looksLikeSvg(bytes)) {
+        return { ok: false, reason: "unsupported", detected: "image/svg+xml", message: "SVG is not a supported image format" }
+      }
       if (type === undefined) {
-        if (bytes.length === 0) return { ok: false, reason: "unknown", message: "the image is empty" }
-        if (looksLikeSvg(bytes)) {
-          return { ok: false, reason: "unsupported", detected: "image/svg+xml", message: "SVG is not a supported image format" }
-        }
         return { ok: false, reason: "unknown", message: "the data is not a recognised image format" }
       }
       const format = FORMAT_OF_MIME[type.mime]
