@@ -95,8 +95,9 @@ export const makeModelList = (sources: ModelListSources) => {
       types: model.types,
       context_window: model.context_window,
       provider: model.provider,
-      source: !hasManagedKey && byok !== undefined ? "byok" : "service",
-      connection_id: !hasManagedKey && byok !== undefined ? byok.id : null,
+      // The project's own key takes precedence over the service's managed key.
+      source: byok !== undefined ? "byok" : "service",
+      connection_id: byok?.id ?? null,
       status: model.status,
       available,
       unavailable_reason: available ? null : "provider_not_configured",

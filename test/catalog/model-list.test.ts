@@ -148,6 +148,17 @@ describe("GET /api/v1/models", () => {
     expect(rows.every((r) => r.source === "byok" && r.available && r.connection_id === anthropicConnection)).toBe(true)
   })
 
+  it("a BYOK connection takes precedence over the managed key", async () => {
+    const project = await gw.createProject()
+    const created = await call(gw.baseUrl, "POST", "/v1/provider-connections", {
+      headers: bearer(project.secretKey),
+      json: { provider: "openai", api_key: "sk-own" }
+    })
+    const connectionId = (created.body as { id: string }).id
+    const rows = (await list("?provider=openai", project.apiKey)).data
+    expect(rows.every((r) => r.source === "byok" && r.connection_id === connectionId && r.available)).toBe(true)
+  })
+
   it("without a managed key or an active connection rows are unavailable with a reason", async () => {
     for (const provider of ["groq", "mistral", "deepgram"]) {
       const rows = (await list(`?provider=${provider}`)).data
