@@ -121,7 +121,7 @@ export const multipartCall = async (
   fields: Record<string, string> = {}
 ) => {
   const form = new FormData()
-  for (const [field, name, type, bytes] of files) form.append(field, new Blob([bytes], { type }), name)
+  for (const [field, name, type, bytes] of files) form.append(field, new Blob([new Uint8Array(bytes)], { type }), name)
   for (const [key, value] of Object.entries(fields)) form.append(key, value)
   const response = await fetch(`${gw.baseUrl}${path}`, { method: "POST", headers: serviceKey(gw.project.apiKey), body: form })
   const text = await response.text()
