@@ -6,12 +6,11 @@
  */
 import { Effect, identity, Option, Stream } from "effect"
 import { AppConfig } from "../../layers/config.ts"
-import type { ChatMessage, ChatRequest, ContentPart } from "../../layers/providers/types.ts"
+import type { ChatMessage, ChatRequest, ContentPart, Usage } from "../../layers/providers/types.ts"
 import type { ApiError } from "../../schemas/errors.ts"
 import type { CatalogModel } from "../catalog/Model.ts"
 import { Catalog } from "../catalog/Service.ts"
 import { type CallContext, ChatGateway, type RouteInfo, upstreamFailure } from "../chat/Service.ts"
-import type { Usage } from "../../layers/providers/types.ts"
 import type { Cost } from "../usage/cost.ts"
 import { loadImages, type PreparedImage } from "./images.ts"
 import { type ImageRef, sourceOfUrl, type VisionInput } from "./input.ts"

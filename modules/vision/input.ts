@@ -121,8 +121,8 @@ export const fromMultipart = (
     yield* Stream.runForEach(parts, (part) =>
       Effect.gen(function*() {
         if (part._tag === "Field") {
-          if (!TEXT_FIELDS.has(part.key)) return yield* ApiError.badRequest(`Unknown field ${part.key}`, { param: part.key })
-          fields[part.key] = part.value
+          // Unknown text fields are ignored, as unknown JSON fields are.
+          if (TEXT_FIELDS.has(part.key)) fields[part.key] = part.value
           return
         }
         if (!FILE_FIELDS.has(part.key)) {

@@ -2,7 +2,9 @@
  * Vision through the real server against fake OpenAI, Anthropic and Gemini upstreams: every input form, several
  * images at once, the presets and their answer fields, structured output, streaming, usage rows and OpenAPI.
  */
+import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { Billing } from "../../modules/usage/Service.ts"
 import { CLASSIFY_PROMPT, DESCRIBE_PROMPT, OCR_PROMPT } from "../../modules/vision/presets.ts"
 import { call, serviceKey } from "../http.ts"
 import { b64, dataUrl, gif, jpeg, png, webp } from "./images.ts"
@@ -292,6 +294,20 @@ describe("streaming", () => {
     })
   })
 
+  it("a client that hangs up mid-stream aborts the upstream call", async () => {
+    world.anthropic.enqueue({ text: ["one ", "two ", "three ", "four "], chunkDelayMs: 300 })
+    const controller = new AbortController()
+    const response = await fetch(`${world.gw.baseUrl}/api/ai/vision`, {
+      method: "POST",
+      headers: { ...serviceKey(world.gw.project.apiKey), "content-type": "application/json" },
+      body: JSON.stringify({ image_base64: b64(catPng), model: "claude-3-5-haiku-20241022", stream: true }),
+      signal: controller.signal
+    })
+    await response.body!.getReader().read()
+    controller.abort()
+    expect((await world.anthropic.waitForAbort(5000)).aborted).toBe(true)
+  })
+
   it("a streamed classify ends with the parsed classification", async () => {
     world.anthropic.enqueue({ text: ['{"label":', '"dog"}'] })
     const response = await stream("/api/ai/vision/classify", { image_base64: b64(catPng), model: "claude-3-5-haiku-20241022" })
@@ -326,6 +342,23 @@ describe("billing", () => {
     expect((res.body as any).cost).toEqual({ providerCostUsd: 0.75, serviceChargeUsd: 0, markupPercentage: 0 })
     const rows = await usageRows(world.gw, project.secretKey)
     expect(rows[0]).toMatchObject({ kind: "vision", model: "gpt-4o-mini", provider: "openai", status: "succeeded" })
+  })
+
+  it("credits: a vision call is charged to a credit-gated project, and an empty balance answers 403 without an upstream call", async () => {
+    const project = await world.gw.createProject()
+    await world.gw.run(Effect.flatMap(Billing, (b) => b.configure(project.id, { creditGated: true, creditBalanceUsd: 1 })))
+    world.openai.enqueue({ text: "ok", usage: { promptTokens: 1_000_000, completionTokens: 0 } })
+    const paid = await visionCall(world.gw, "/api/ai/vision/describe", { image_base64: b64(catPng), max_tokens: 100 }, project.apiKey)
+    expect(paid.status).toBe(200)
+    const after = await world.gw.run(Effect.flatMap(Billing, (b) => b.settings(project.id)))
+    expect(after.creditBalanceUsd).toBeCloseTo(1 - 0.15 * (1 + after.markupPercentage / 100), 6)
+
+    await world.gw.run(Effect.flatMap(Billing, (b) => b.configure(project.id, { creditGated: true, creditBalanceUsd: 0 })))
+    world.openai.reset()
+    const refused = await visionCall(world.gw, "/api/ai/vision", { image_base64: b64(catPng) }, project.apiKey)
+    expect(refused.status).toBe(403)
+    expect(refused.body).toMatchObject({ error: "credit_balance_exhausted" })
+    expect(world.openai.chatRequests).toHaveLength(0)
   })
 })
 
