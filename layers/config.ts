@@ -50,6 +50,16 @@ export interface AppSettings {
   /** Send the session cookie with the `Secure` attribute (set behind HTTPS). */
   readonly secureCookies: boolean
   readonly upstreams: Readonly<Record<UpstreamProviderId, UpstreamSettings>>
+  readonly voice: VoiceSettings
+}
+
+export interface VoiceSettings {
+  /** Upper bound on one upstream voice call, polling included (contract §8: 55 seconds). */
+  readonly providerTimeoutMs: number
+  /** Pause between transcript polls for providers that transcribe asynchronously (AssemblyAI). */
+  readonly pollIntervalMs: number
+  /** Voice requests per minute per project, counted in the database across processes (contract §8: 60). */
+  readonly rateLimitPerMinute: number
 }
 
 const logLevelConfig = Config.literal("all", "trace", "debug", "info", "warning", "error", "fatal", "none")(
@@ -113,7 +123,12 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   ),
   bootstrapDefaultProject: Config.boolean("BOOTSTRAP_DEFAULT_PROJECT").pipe(Config.withDefault(true)),
   secureCookies: Config.boolean("SECURE_COOKIES").pipe(Config.withDefault(false)),
-  upstreams: upstreamsConfig
+  upstreams: upstreamsConfig,
+  voice: Config.all({
+    providerTimeoutMs: Config.integer("VOICE_PROVIDER_TIMEOUT_MS").pipe(Config.withDefault(55_000)),
+    pollIntervalMs: Config.integer("VOICE_POLL_INTERVAL_MS").pipe(Config.withDefault(1_000)),
+    rateLimitPerMinute: Config.integer("VOICE_RATE_LIMIT_PER_MINUTE").pipe(Config.withDefault(60))
+  })
 })
 
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppSettings>() {

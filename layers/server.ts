@@ -11,6 +11,8 @@ import { DashboardProjectsHttpLive, ProjectsHttpLive, WhoAmIHttpLive } from "../
 import { Projects, revealKeys } from "../modules/projects/Service.ts"
 import { UsageHttpLive } from "../modules/usage/Http.ts"
 import { Billing } from "../modules/usage/Service.ts"
+import { VoiceHttpLive } from "../modules/voice/Http.ts"
+import { Voice } from "../modules/voice/Service.ts"
 import { AppConfig } from "./config.ts"
 import { SecretBox } from "./crypto.ts"
 import { DatabaseLive } from "./database.ts"
@@ -22,7 +24,8 @@ import { requestMiddleware } from "./http/middleware.ts"
 export const InfraLive = Layer.mergeAll(DatabaseLive, SecretBox.layer)
 
 /** Every domain service, over the infrastructure. */
-export const ServicesLive = Layer.mergeAll(Projects.Default, Billing.Default).pipe(
+export const ServicesLive = Layer.mergeAll(Projects.Default, Voice.Default).pipe(
+  Layer.provideMerge(Billing.Default),
   Layer.provideMerge(Credentials.Default)
 )
 
@@ -32,7 +35,8 @@ const HandlersLive = Layer.mergeAll(
   ProjectsHttpLive,
   WhoAmIHttpLive,
   DashboardProjectsHttpLive,
-  UsageHttpLive
+  UsageHttpLive,
+  VoiceHttpLive
 )
 
 /** The HttpApi with handlers, security, error envelopes, `/openapi.json` and `/docs`. */

@@ -4,6 +4,7 @@ import { AuthApi } from "../../modules/auth/Api.ts"
 import { HealthApi } from "../../modules/health/Api.ts"
 import { DashboardProjectsApi, ProjectsApi, WhoAmIApi } from "../../modules/projects/Api.ts"
 import { UsageApi } from "../../modules/usage/Api.ts"
+import { VoiceApi } from "../../modules/voice/Api.ts"
 
 export class GatewayApi extends HttpApi.make("gateway")
   .add(HealthApi)
@@ -12,6 +13,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(WhoAmIApi)
   .add(UsageApi)
   .add(DashboardProjectsApi)
+  .add(VoiceApi)
   .annotateContext(OpenApi.annotations({
     title: "Embedded Agents Gateway",
     version: "1.1.0",

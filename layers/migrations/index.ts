@@ -1,8 +1,10 @@
 /** Numbered migrations, applied in order by the `@effect/sql` Migrator at start. Never edit a landed one. */
 import foundation from "./0001_foundation.ts"
 import usage from "./0002_usage.ts"
+import voiceRateLimits from "./0500_voice_rate_limits.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
-  "0002_usage": usage
+  "0002_usage": usage,
+  "0500_voice_rate_limits": voiceRateLimits
 }
