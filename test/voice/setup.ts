@@ -131,7 +131,7 @@ export const transcribe = async (
   baseUrl: string,
   apiKey: string,
   fields: Record<string, string>,
-  file: UploadFile | undefined = sampleAudio()
+  file: UploadFile | null = sampleAudio()
 ) => {
   const form = new FormData()
   if (file) form.append("file", new Blob([new Uint8Array(file.bytes)], { type: file.type }), file.name)
