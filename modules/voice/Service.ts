@@ -102,6 +102,18 @@ const providerError = (error: UpstreamError) =>
     details: { provider: error.provider, upstream_status: error.status }
   })
 
+/** Logs an upstream failure by provider and status (never keys, bodies or the provider's full answer). */
+const logUpstreamFailure = (caller: Caller, model: string, error: UpstreamError) =>
+  Effect.logWarning("voice upstream call failed").pipe(
+    Effect.annotateLogs({
+      request_id: caller.requestId,
+      provider: error.provider,
+      model,
+      upstream_status: error.status ?? "none",
+      kind: error.kind
+    })
+  )
+
 const rateLimited = (limit: number, retryAfter: number) =>
   new ApiError({
     status: 429,
@@ -363,7 +375,7 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
             stream: request.stream
           })
         ).pipe(
-          Effect.tapError(() => finish("failed", NOT_BILLED)),
+          Effect.tapError((error) => Effect.zipRight(logUpstreamFailure(caller, model.id, error), finish("failed", NOT_BILLED))),
           Effect.mapError(providerError)
         )
         yield* Effect.annotateCurrentSpan({ "voice.provider": model.provider, "voice.model": model.id })
@@ -393,7 +405,7 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
 
         const bytes = yield* withTimeout(model.provider, Stream.runCollect(audio)).pipe(
           Effect.map((chunks) => Buffer.concat(Array.from(chunks))),
-          Effect.tapError(() => finish("failed", cost)),
+          Effect.tapError((error) => Effect.zipRight(logUpstreamFailure(caller, model.id, error), finish("failed", cost))),
           Effect.mapError(providerError)
         )
         yield* finish("succeeded", cost)
@@ -519,7 +531,9 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
             diarize: request.diarize
           }, { pollIntervalMs: config.voice.pollIntervalMs })
         ).pipe(
-          Effect.tapError(() => record("failed", NOT_BILLED, undefined)),
+          Effect.tapError((error) =>
+            Effect.zipRight(logUpstreamFailure(caller, model.id, error), record("failed", NOT_BILLED, undefined))
+          ),
           Effect.mapError(providerError)
         )
         const seconds = transcript.durationSeconds

@@ -133,6 +133,31 @@ describe("usage rows", () => {
     expect(row?.cost.providerCostUsd).toBeCloseTo(0.015, 8)
     expect(row?.ttft_ms).not.toBeNull()
   })
+  it("a client leaving mid-stream stops the upstream transfer; the call is recorded as cancelled and still billed", async () => {
+    const hold = fakes.openai.holdLastChunk()
+    const response = await new Promise<Http.IncomingMessage>((resolve) => {
+      const request = Http.request(`${gw.baseUrl}/api/ai/audio/speech`, {
+        method: "POST",
+        headers: { SERVICE_API_KEY: project.apiKey, "content-type": "application/json" }
+      }, resolve)
+      request.end(JSON.stringify({ input: "q".repeat(100), stream: true }))
+    })
+    await new Promise<void>((resolve) => response.once("data", () => resolve()))
+    await hold.reachedHold
+    expect(fakes.openai.inFlight()).toBe(1)
+    response.destroy()
+    const deadline = Date.now() + 5000
+    while (fakes.openai.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    expect(fakes.openai.inFlight()).toBe(0)
+    hold.release()
+    let rows = await usage(project)
+    while (rows.length === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20))
+      rows = await usage(project)
+    }
+    expect(rows[0]).toMatchObject({ status: "cancelled", usage: { characters: 100 } })
+    expect(rows[0]?.cost.providerCostUsd).toBeCloseTo(0.0015, 8)
+  })
 })
 
 describe("credits", () => {

@@ -309,6 +309,20 @@ describe("text-to-speech: upstream failures", () => {
     }
   })
 
+  it("an upstream failure is logged with provider and status, never with a key or the input", async () => {
+    fakes.deepgram.failure = { status: 503, body: { err_code: "UNAVAILABLE", err_msg: "try later", request_id: "x" } }
+    const res = await speak(gw.baseUrl, gw.project.apiKey, { input: "secret words", model: "aura-orion-en" })
+    expect(res.status).toBe(502)
+    const line = gw.logs.find((l) => l.includes("voice upstream call failed") && l.includes(res.headers.get("x-request-id") ?? "?"))
+    expect(line).toBeDefined()
+    expect(line).toContain("deepgram")
+    expect(line).toContain("503")
+    const all = gw.logs.join("\n")
+    expect(all).not.toContain("test-key")
+    expect(all).not.toContain(gw.project.apiKey)
+    expect(all).not.toContain("secret words")
+  })
+
   it("a provider that does not answer within the provider timeout is a 502 provider_error", async () => {
     fakes.openai.delayMs = 3000
     const started = Date.now()
