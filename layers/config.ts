@@ -60,6 +60,8 @@ export interface VoiceSettings {
   readonly pollIntervalMs: number
   /** Voice requests per minute per project, counted in the database across processes (contract §8: 60). */
   readonly rateLimitPerMinute: number
+  /** The `espeak-ng` binary for the keyless local TTS model, used when it runs; null turns it off. */
+  readonly espeakPath: string | null
 }
 
 const logLevelConfig = Config.literal("all", "trace", "debug", "info", "warning", "error", "fatal", "none")(
@@ -127,7 +129,11 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   voice: Config.all({
     providerTimeoutMs: Config.integer("VOICE_PROVIDER_TIMEOUT_MS").pipe(Config.withDefault(55_000)),
     pollIntervalMs: Config.integer("VOICE_POLL_INTERVAL_MS").pipe(Config.withDefault(1_000)),
-    rateLimitPerMinute: Config.integer("VOICE_RATE_LIMIT_PER_MINUTE").pipe(Config.withDefault(60))
+    rateLimitPerMinute: Config.integer("VOICE_RATE_LIMIT_PER_MINUTE").pipe(Config.withDefault(60)),
+    espeakPath: Config.string("VOICE_ESPEAK_PATH").pipe(
+      Config.withDefault("espeak-ng"),
+      Config.map((path) => (path === "" || path === "off" ? null : path))
+    )
   })
 })
 

@@ -118,8 +118,9 @@ export const VoiceHttpLive = HttpApiBuilder.group(GatewayApi, "voice", (handlers
             ? HttpServerResponse.unsafeJson(result.body.body, { headers })
             : HttpServerResponse.text(result.body.body, { contentType: result.contentType, headers })
         }))
-      .handle("speechCapabilities", () => Effect.succeed(speechDocument(config.voice.rateLimitPerMinute)))
+      .handle("speechCapabilities", () =>
+        Effect.succeed(speechDocument(voice.speechModels, config.voice.rateLimitPerMinute)))
       .handle("transcriptionCapabilities", () =>
         Effect.succeed(transcriptionDocument(config.voice.rateLimitPerMinute, config.voice.providerTimeoutMs)))
-      .handle("listVoices", () => Effect.succeed(voicesDocument()))
+      .handle("listVoices", () => Effect.succeed(voicesDocument(voice.speechModels)))
   }))

@@ -7,17 +7,19 @@
  * keys pass the provider cost through without markup; BYOK keys carry no service charge. The per-project rate
  * limit is counted in the database, so it holds across server processes.
  */
-import { Duration, Effect, Exit, Option, Stream } from "effect"
+import { Duration, Effect, Exit, Option, Redacted, Stream } from "effect"
 import { AppConfig, type UpstreamProviderId } from "../../layers/config.ts"
 import { ApiError } from "../../schemas/errors.ts"
 import { costOf, type Cost, type KeySource, type UnitPrices } from "../usage/cost.ts"
 import { Billing, type Hold } from "../usage/Service.ts"
 import { VoiceKeys } from "./Keys.ts"
 import { speechAdapters, transcriptionAdapters } from "./providers/index.ts"
+import { espeakAvailable } from "./providers/local.ts"
 import type { AudioFile } from "./providers/types.ts"
 import {
   AUTO_MODEL_IDS,
   autoCandidates,
+  availableSpeechModels,
   containerOf,
   CONTAINER_MIME,
   DEFAULT_SPEECH_MODEL,
@@ -29,7 +31,6 @@ import {
   SPEECH_CONTENT_TYPES,
   SPEECH_FORMATS,
   SPEED_RANGE,
-  speechModel,
   type SpeechFormat,
   type SpeechModel,
   TEMPERATURE_RANGE,
@@ -180,6 +181,10 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
     const keys = yield* VoiceKeys
     const repo = yield* makeVoiceRepo
     const timeout = Duration.millis(config.voice.providerTimeoutMs)
+    const espeakPath = config.voice.espeakPath
+    const localSpeech = espeakPath === null ? false : yield* espeakAvailable(espeakPath)
+    const speechModels = availableSpeechModels(localSpeech)
+    const localModel = speechModels.find((model) => model.provider === "local")
 
     const withTimeout = <A>(provider: VoiceProvider, effect: Effect.Effect<A, UpstreamError>) =>
       effect.pipe(
@@ -195,11 +200,16 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
         })
       )
 
-    const upstreamSettings = (provider: VoiceProvider) => config.upstreams[provider satisfies UpstreamProviderId]
+    const upstreamSettings = (provider: Exclude<VoiceProvider, "local">) =>
+      config.upstreams[provider satisfies UpstreamProviderId]
 
     /** The project's own key for `provider` (BYOK), else the managed key, else 400 `provider_not_configured`. */
     const resolveKey = (projectId: string, provider: VoiceProvider) =>
       Effect.gen(function*() {
+        if (provider === "local") {
+          const upstream: Upstream = { provider, apiKey: Redacted.make(""), baseUrl: espeakPath ?? "espeak-ng" }
+          return { upstream, keySource: "local" as KeySource }
+        }
         const settings = upstreamSettings(provider)
         const byok = yield* keys.byokKey(projectId, provider)
         if (Option.isSome(byok)) {
@@ -223,6 +233,7 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
         const checked = new Map<VoiceProvider, Option.Option<Upstream>>()
         for (const model of autoCandidates) {
           if (model.price.usd === null || !model.formats.includes(format)) continue
+          if (model.provider === "local") continue
           if (!checked.has(model.provider)) {
             const byok = yield* keys.byokKey(projectId, model.provider)
             const base = upstreamSettings(model.provider).baseUrl
@@ -288,9 +299,11 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
         if (characters > MAX_INPUT_CHARS) {
           return yield* badRequest(`input has ${characters} characters; at most ${MAX_INPUT_CHARS} are allowed`, "input")
         }
-        const model = (yield* optionalString(body, "model")) ?? DEFAULT_SPEECH_MODEL
+        const requestedModel = yield* optionalString(body, "model")
+        const model = requestedModel ?? DEFAULT_SPEECH_MODEL
         const voice = yield* optionalString(body, "voice")
-        const format = (yield* optionalString(body, "response_format")) ?? "mp3"
+        const requestedFormat = yield* optionalString(body, "response_format")
+        const format = requestedFormat ?? "mp3"
         if (!(SPEECH_FORMATS as ReadonlyArray<string>).includes(format)) {
           return yield* badRequest(`response_format must be one of ${SPEECH_FORMATS.join(", ")}`, "response_format")
         }
@@ -300,15 +313,31 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
         }
         const language = yield* optionalString(body, "language")
         const stream = (yield* optionalBoolean(body, "stream")) ?? false
-        return { input, characters, model, voice, format: format as SpeechFormat, speed, language, stream }
+        return {
+          input,
+          characters,
+          model,
+          modelGiven: requestedModel !== undefined,
+          voice,
+          format: format as SpeechFormat,
+          formatGiven: requestedFormat !== undefined,
+          speed,
+          language,
+          stream
+        }
       })
 
-    const routeSpeech = (projectId: string, request: { readonly model: string; readonly format: SpeechFormat }) =>
+    type Routed = { readonly model: SpeechModel; readonly upstream: Upstream; readonly keySource: KeySource; readonly format: SpeechFormat }
+
+    const routeSpeech = (
+      projectId: string,
+      request: { readonly model: string; readonly modelGiven: boolean; readonly format: SpeechFormat; readonly formatGiven: boolean }
+    ): Effect.Effect<Routed, ApiError> =>
       Effect.gen(function*() {
         if ((AUTO_MODEL_IDS as ReadonlyArray<string>).includes(request.model)) {
-          return yield* autoRoute(projectId, request.format)
+          return { ...(yield* autoRoute(projectId, request.format)), format: request.format }
         }
-        const model = speechModel(request.model)
+        const model = speechModels.find((m) => m.id === request.model)
         if (model === undefined) return yield* badRequest(`Unsupported model ${request.model}`, "model")
         if (!model.formats.includes(request.format)) {
           return yield* badRequest(
@@ -316,18 +345,26 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
             "response_format"
           )
         }
-        const { upstream, keySource } = yield* resolveKey(projectId, model.provider)
-        return { model, upstream, keySource }
+        const key = resolveKey(projectId, model.provider).pipe(
+          Effect.map(({ upstream, keySource }) => ({ model, upstream, keySource, format: request.format }))
+        )
+        // Without a model and without a key for the default provider, the local model speaks (WAV by default).
+        const local = localModel
+        if (request.modelGiven || local === undefined) return yield* key
+        const localFormat = request.formatGiven ? request.format : "wav"
+        if (!local.formats.includes(localFormat)) return yield* key
+        return yield* key.pipe(
+          Effect.catchIf(
+            (error) => error.code === "provider_not_configured",
+            () => routeSpeech(projectId, { model: local.id, modelGiven: true, format: localFormat, formatGiven: true })
+          )
+        )
       })
 
     const speech = (caller: Caller, body: unknown) =>
       Effect.gen(function*() {
         const request = yield* parseSpeech(body)
-        const routed: { model: SpeechModel; upstream: Upstream; keySource: KeySource } = yield* routeSpeech(
-          caller.projectId,
-          request
-        )
-        const { model, upstream, keySource } = routed
+        const { model, upstream, keySource, format } = yield* routeSpeech(caller.projectId, request)
         yield* checkLanguage(request.language, model.languages, model.id)
         const resolved = model.family === "regional"
           ? regionalVoiceAndLanguage(resolveVoice(model, request.voice), request.language)
@@ -369,7 +406,7 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
             model,
             input: request.input,
             voice: resolved.voice,
-            format: request.format,
+            format: format,
             speed: model.supportsSpeed ? request.speed : undefined,
             language: resolved.language,
             stream: request.stream
@@ -379,7 +416,7 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
           Effect.mapError(providerError)
         )
         yield* Effect.annotateCurrentSpan({ "voice.provider": model.provider, "voice.model": model.id })
-        const contentType = SPEECH_CONTENT_TYPES[request.format]
+        const contentType = SPEECH_CONTENT_TYPES[format]
         const audio = bodyStream(model.provider, response)
 
         if (request.stream) {
@@ -561,7 +598,9 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
           )
         ),
       speech,
-      transcribe
+      transcribe,
+      /** The speech models this server offers (the published registry). */
+      speechModels
     }
   })
 }) {}

@@ -8,7 +8,8 @@
  * Spitch publishes none, so its models are unpriced (cost null, refused on credit-gated projects).
  */
 
-export type VoiceProvider = "openai" | "deepgram" | "cartesia" | "elevenlabs" | "assemblyai" | "spitch"
+/** `local` is the keyless `espeak-ng` model, present only when the binary runs on the server. */
+export type VoiceProvider = "openai" | "deepgram" | "cartesia" | "elevenlabs" | "assemblyai" | "spitch" | "local"
 
 export const SPEECH_FORMATS = ["mp3", "opus", "aac", "flac", "wav", "pcm"] as const
 export type SpeechFormat = (typeof SPEECH_FORMATS)[number]
@@ -34,7 +35,7 @@ export interface UnitPrice {
 export interface SpeechModel {
   readonly id: string
   readonly provider: VoiceProvider
-  readonly family: "openai" | "aura" | "sonic" | "regional" | "eleven"
+  readonly family: "openai" | "aura" | "sonic" | "regional" | "eleven" | "local"
   /** Named voices; for providers with account-specific voice ids, the well-known ones. */
   readonly voices: ReadonlyArray<string>
   /** Voice used when none is given or the given one does not belong to the model; null when baked in. */
@@ -189,6 +190,25 @@ export const SPEECH_MODELS: ReadonlyArray<SpeechModel> = [
   eleven("eleven_multilingual_v2", 0.1)
 ]
 
+/**
+ * Local speech with `espeak-ng` (22.05 kHz mono WAV or raw PCM): no key, no provider charge. Listed only when the
+ * binary runs; it also answers a request without `model` when the general-purpose provider has no key.
+ */
+export const LOCAL_SPEECH_MODEL: SpeechModel = {
+  id: "espeak-ng",
+  provider: "local",
+  family: "local",
+  voices: ["en", "en-us", "en-gb", "de", "es", "it", "pt", "sw", "am"],
+  defaultVoice: "en",
+  voiceIdPattern: /^[a-z]{2,3}(-[a-z0-9]{1,8}){0,3}$/,
+  formats: ["wav", "pcm"],
+  maxInputChars: MAX_INPUT_CHARS,
+  supportsStreaming: true,
+  supportsSpeed: true,
+  languages: null,
+  price: price(0, "1k_chars", "runs on the gateway; no provider charge")
+}
+
 export const DEFAULT_SPEECH_MODEL = "tts-1"
 export const AUTO_MODEL_IDS = ["auto", "service-auto"] as const
 
@@ -295,7 +315,9 @@ export const containerOf = (mimeType: string | undefined, fileName: string | und
   return extension === undefined ? undefined : AUDIO_CONTAINERS.find((c) => c.extensions.includes(extension))
 }
 
-export const speechModel = (id: string) => SPEECH_MODELS.find((model) => model.id === id)
+/** The speech models this server offers: the providers' models, plus the local one when it is available. */
+export const availableSpeechModels = (local: boolean): ReadonlyArray<SpeechModel> =>
+  local ? [...SPEECH_MODELS, LOCAL_SPEECH_MODEL] : SPEECH_MODELS
 export const transcriptionModel = (id: string) => TRANSCRIPTION_MODELS.find((model) => model.id === id)
 
 /** The voice a request gets: its own when it belongs to the model, else the model's default. */
@@ -312,9 +334,9 @@ const pricing = (p: UnitPrice) => ({
 })
 
 /** `GET /api/ai/audio/voices`. */
-export const voicesDocument = () => ({
+export const voicesDocument = (models: ReadonlyArray<SpeechModel>) => ({
   object: "list" as const,
-  data: SPEECH_MODELS.map((model) => ({
+  data: models.map((model) => ({
     model: model.id,
     provider: model.provider,
     voices: [...model.voices],
@@ -328,11 +350,11 @@ export const voicesDocument = () => ({
 })
 
 /** `GET /api/ai/audio/speech`. */
-export const speechDocument = (rateLimitPerMinute: number) => ({
+export const speechDocument = (models: ReadonlyArray<SpeechModel>, rateLimitPerMinute: number) => ({
   object: "speech.capabilities" as const,
   default_model: DEFAULT_SPEECH_MODEL,
   auto: { aliases: [...AUTO_MODEL_IDS], order: autoCandidates.map((m) => m.id), key_source: "byok" },
-  models: SPEECH_MODELS.map((model) => ({
+  models: models.map((model) => ({
     id: model.id,
     provider: model.provider,
     formats: [...model.formats],

@@ -60,7 +60,7 @@ export const voiceEnv = (
     ASSEMBLYAI_BASE_URL: fakes.assemblyai.url,
     SPITCH_BASE_URL: fakes.spitch.url,
     VOICE_POLL_INTERVAL_MS: "10",
-    VOICE_PROVIDER_TIMEOUT_MS: "2000",
+    VOICE_PROVIDER_TIMEOUT_MS: "5000",
     // Feature tests make many calls per project; the default limit of 60 is tested on its own.
     VOICE_RATE_LIMIT_PER_MINUTE: "100000"
   }

@@ -4,6 +4,7 @@ import { assemblyaiTranscription } from "./assemblyai.ts"
 import { cartesiaSpeech } from "./cartesia.ts"
 import { deepgramSpeech, deepgramTranscription } from "./deepgram.ts"
 import { elevenlabsSpeech } from "./elevenlabs.ts"
+import { localSpeech } from "./local.ts"
 import { openaiSpeech, openaiTranscription } from "./openai.ts"
 import { spitchSpeech, spitchTranscription } from "./spitch.ts"
 import type { SpeechAdapter, TranscriptionAdapter } from "./types.ts"
@@ -13,7 +14,8 @@ export const speechAdapters: Partial<Record<VoiceProvider, SpeechAdapter>> = {
   deepgram: deepgramSpeech,
   cartesia: cartesiaSpeech,
   elevenlabs: elevenlabsSpeech,
-  spitch: spitchSpeech
+  spitch: spitchSpeech,
+  local: localSpeech
 }
 
 export const transcriptionAdapters: Partial<Record<VoiceProvider, TranscriptionAdapter>> = {
