@@ -10,7 +10,9 @@ import { GatewayApi } from "../../layers/http/api.ts"
 import { currentRequestId } from "../../layers/http/middleware.ts"
 import { CurrentProject } from "../auth/Principal.ts"
 import { MAX_FILE_BYTES, speechDocument, transcriptionDocument, voicesDocument } from "./registry.ts"
-import { badRequest, type TranscriptionUpload, Voice } from "./Service.ts"
+import { badRequest } from "./errors.ts"
+import type { TranscriptionUpload } from "./requests.ts"
+import { Voice } from "./Service.ts"
 
 const tooLarge = () => badRequest(`file is larger than 25 MB (${MAX_FILE_BYTES} bytes)`, "file")
 
