@@ -272,6 +272,8 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
           })
         ).pipe(
           Effect.tapError((error) => Effect.zipRight(logUpstreamFailure(caller, model.id, error), finish("failed", NOT_BILLED))),
+          // The client left before the provider answered: return the hold.
+          Effect.onInterrupt(() => finish("cancelled", NOT_BILLED)),
           Effect.mapError(providerError)
         )
         yield* Effect.annotateCurrentSpan({ "voice.provider": model.provider, "voice.model": model.id })
@@ -302,6 +304,7 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
         const bytes = yield* withTimeout(model.provider, Stream.runCollect(audio)).pipe(
           Effect.map((chunks) => Buffer.concat(Array.from(chunks))),
           Effect.tapError((error) => Effect.zipRight(logUpstreamFailure(caller, model.id, error), finish("failed", cost))),
+          Effect.onInterrupt(() => finish("cancelled", cost)),
           Effect.mapError(providerError)
         )
         yield* finish("succeeded", cost)
@@ -329,7 +332,7 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
           keySource
         })
         const started = Date.now()
-        const record = (status: "succeeded" | "failed", cost: Cost, audioSeconds: number | undefined) =>
+        const record = (status: "succeeded" | "failed" | "cancelled", cost: Cost, audioSeconds: number | undefined) =>
           settleAndRecord({
             caller,
             hold,
@@ -357,6 +360,7 @@ export class Voice extends Effect.Service<Voice>()("Voice", {
           Effect.tapError((error) =>
             Effect.zipRight(logUpstreamFailure(caller, model.id, error), record("failed", NOT_BILLED, undefined))
           ),
+          Effect.onInterrupt(() => record("cancelled", NOT_BILLED, undefined)),
           Effect.mapError(providerError)
         )
         const seconds = transcript.durationSeconds

@@ -199,6 +199,30 @@ describe("credits", () => {
     expect(await balance(project)).toBeCloseTo(1, 8)
   })
 
+  it("a client leaving before the provider answers gets its hold back and the call is recorded as cancelled", async () => {
+    await configure(project, { creditGated: true, creditBalanceUsd: 1 })
+    fakes.openai.delayMs = 1500
+    const abort = new AbortController()
+    const pending = fetch(`${gw.baseUrl}/api/ai/audio/speech`, {
+      method: "POST",
+      headers: { SERVICE_API_KEY: project.apiKey, "content-type": "application/json" },
+      body: JSON.stringify({ input: "x".repeat(1000) }),
+      signal: abort.signal
+    }).catch(() => undefined)
+    const deadline = Date.now() + 5000
+    while (fakes.openai.requests.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+    expect(await balance(project)).toBeCloseTo(1 - 0.015, 8)
+    abort.abort()
+    await pending
+    let rows = await usage(project)
+    while (rows.length === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20))
+      rows = await usage(project)
+    }
+    expect(rows[0]).toMatchObject({ status: "cancelled", cost: { providerCostUsd: 0 } })
+    expect(await balance(project)).toBeCloseTo(1, 8)
+  })
+
   it("an unpriced model on a managed key is refused on a credit-gated project", async () => {
     await configure(project, { creditGated: true, creditBalanceUsd: 5 })
     const res = await speak(gw.baseUrl, project.apiKey, { input: "abc", model: "regional-tts" })
