@@ -93,17 +93,26 @@ describe("rate limit", () => {
 
   it("the count is shared with a separate OS process (npm start) on the same database", async () => {
     const port = await freePort()
-    const child = ChildProcess.spawn(process.execPath, [Path.resolve("node_modules/tsx/dist/cli.mjs"), "layers/main/node.ts"], {
-      env: { ...process.env, ...gw.env, ...env(), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warning" },
-      stdio: "ignore"
+    // Node itself with the tsx loader (not the tsx CLI), so SIGTERM reaches the server process directly.
+    const child = ChildProcess.spawn(process.execPath, ["--import", Path.resolve("node_modules/tsx/dist/loader.mjs"), "layers/main/node.ts"], {
+      env: { ...process.env, ...gw.env, ...env(), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "pipe"]
     })
+    let stderr = ""
+    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    child.stdout?.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
     try {
       const childUrl = `http://127.0.0.1:${port}`
-      await waitForHealthy(childUrl, 60_000)
+      await waitForHealthy(childUrl, 100_000).catch((error: unknown) => {
+        throw new Error(`${String(error)}\n${stderr.slice(-2000)}`)
+      })
       const project = await gw.createProject()
       await awayFromMinuteBoundary()
       for (let i = 0; i < 30; i++) {
-        expect((await tts(childUrl, project.apiKey)).status).toBe(200)
+        const fromChild = await tts(childUrl, project.apiKey).catch((error: unknown) => {
+          throw new Error(`request ${i} to the child failed: ${String(error)}\n${stderr.slice(-3000)}`)
+        })
+        expect(fromChild.status).toBe(200)
         expect((await tts(gw.baseUrl, project.apiKey)).status).toBe(200)
       }
       expect((await tts(childUrl, project.apiKey)).status).toBe(429)
@@ -111,9 +120,11 @@ describe("rate limit", () => {
     } finally {
       const exited = new Promise((resolve) => child.once("exit", resolve))
       child.kill("SIGTERM")
+      const forced = setTimeout(() => child.kill("SIGKILL"), 15_000)
       await exited
+      clearTimeout(forced)
     }
-  })
+  }, 180_000)
 })
 
 const freePort = () =>

@@ -111,7 +111,8 @@ export const speak = async (baseUrl: string, apiKey: string, body: unknown) =>
     await fetch(`${baseUrl}/api/ai/audio/speech`, {
       method: "POST",
       headers: { SERVICE_API_KEY: apiKey, "content-type": "application/json" },
-      body: typeof body === "string" ? body : JSON.stringify(body)
+      body: typeof body === "string" ? body : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000)
     })
   )
 
