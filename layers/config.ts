@@ -76,6 +76,18 @@ export interface AppSettings {
   readonly visionDefaultModel: string
   /** Time limit for fetching one image URL (connect, redirects and body), in milliseconds. */
   readonly visionFetchTimeoutMs: number
+  readonly voice: VoiceSettings
+}
+
+export interface VoiceSettings {
+  /** Upper bound on one upstream voice call, polling included (contract §8: 55 seconds). */
+  readonly providerTimeoutMs: number
+  /** Pause between transcript polls for providers that transcribe asynchronously (AssemblyAI). */
+  readonly pollIntervalMs: number
+  /** Voice requests per minute per project, counted in the database across processes (contract §8: 60). */
+  readonly rateLimitPerMinute: number
+  /** The `espeak-ng` binary for the keyless local TTS model, used when it runs; null turns it off. */
+  readonly espeakPath: string | null
 }
 
 const logLevelConfig = Config.literal("all", "trace", "debug", "info", "warning", "error", "fatal", "none")(
@@ -149,7 +161,16 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   modelSourceTimeoutMs: Config.integer("MODEL_SOURCE_TIMEOUT_MS").pipe(Config.withDefault(5_000)),
   safeFetchAllowLoopback: Config.boolean("SAFE_FETCH_ALLOW_LOOPBACK").pipe(Config.withDefault(false)),
   visionDefaultModel: Config.string("VISION_DEFAULT_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
-  visionFetchTimeoutMs: Config.integer("VISION_FETCH_TIMEOUT_MS").pipe(Config.withDefault(15_000))
+  visionFetchTimeoutMs: Config.integer("VISION_FETCH_TIMEOUT_MS").pipe(Config.withDefault(15_000)),
+  voice: Config.all({
+    providerTimeoutMs: Config.integer("VOICE_PROVIDER_TIMEOUT_MS").pipe(Config.withDefault(55_000)),
+    pollIntervalMs: Config.integer("VOICE_POLL_INTERVAL_MS").pipe(Config.withDefault(1_000)),
+    rateLimitPerMinute: Config.integer("VOICE_RATE_LIMIT_PER_MINUTE").pipe(Config.withDefault(60)),
+    espeakPath: Config.string("VOICE_ESPEAK_PATH").pipe(
+      Config.withDefault("espeak-ng"),
+      Config.map((path) => (path === "" || path === "off" ? null : path))
+    )
+  })
 })
 
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppSettings>() {

@@ -24,6 +24,9 @@ import { UsageHttpLive } from "../modules/usage/Http.ts"
 import { Billing } from "../modules/usage/Service.ts"
 import { VisionHttpLive } from "../modules/vision/Http.ts"
 import { Vision } from "../modules/vision/Service.ts"
+import { VoiceHttpLive } from "../modules/voice/Http.ts"
+import { VoiceKeys } from "../modules/voice/Keys.ts"
+import { Voice } from "../modules/voice/Service.ts"
 import { AppConfig } from "./config.ts"
 import { SecretBox } from "./crypto.ts"
 import { DatabaseLive } from "./database.ts"
@@ -42,7 +45,15 @@ const ChatLive = ChatGateway.Default.pipe(
   Layer.provideMerge(ProviderAdaptersLive)
 )
 
-export const ServicesLive = Layer.mergeAll(Projects.Default, ModelListing.Default, Vision.Default.pipe(Layer.provideMerge(ChatLive))).pipe(
+/** Voice reads a project's BYOK keys from its provider connections. */
+const VoiceKeysLive = Layer.effect(VoiceKeys, Effect.map(ProviderConnections, (c) => ({ byokKey: c.byokKey })))
+
+export const ServicesLive = Layer.mergeAll(
+  Projects.Default,
+  ModelListing.Default,
+  Vision.Default.pipe(Layer.provideMerge(ChatLive)),
+  Voice.Default.pipe(Layer.provide(VoiceKeysLive))
+).pipe(
   Layer.provideMerge(
     Layer.mergeAll(Catalog.Default, CustomProviders.Default, ProviderConnections.Default, Billing.Default)
   ),
@@ -62,7 +73,8 @@ const HandlersLive = Layer.mergeAll(
   ConnectionsHttpLive,
   ChatHttpLive,
   OpenAiChatHttpLive,
-  VisionHttpLive
+  VisionHttpLive,
+  VoiceHttpLive
 )
 
 /** The HttpApi with handlers, security, error envelopes, `/openapi.json` and `/docs`. */

@@ -63,21 +63,34 @@ const freshPostgres = async (adminUrl: string) => {
   }
 }
 
-export const startGateway = async (options: { readonly env?: Record<string, string> } = {}): Promise<Gateway> => {
+export interface GatewayOptions {
+  readonly env?: Record<string, string>
+  /**
+   * Join the database of a running gateway, as a second server process would (same PostgreSQL database, or the
+   * same PGlite DATA_DIR through its socket), instead of a fresh one. Close the joining gateway first.
+   */
+  readonly sharedWith?: Gateway
+  /** Services given to the server's layers from outside, e.g. an override of a `Context.Reference`. */
+  readonly provide?: Layer.Layer<never>
+}
+
+export const startGateway = async (options: GatewayOptions = {}): Promise<Gateway> => {
   const logs: Array<string> = []
-  const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gw-"))
+  const shared = options.sharedWith?.env
+  const dataDir = shared?.DATA_DIR ?? Fs.mkdtempSync(Path.join(Os.tmpdir(), "gw-"))
   const adminUrl = process.env.TEST_DATABASE_URL
-  const postgres = adminUrl ? await freshPostgres(adminUrl) : undefined
+  const postgres = shared === undefined && adminUrl ? await freshPostgres(adminUrl) : undefined
+  const databaseUrl = shared?.DATABASE_URL ?? postgres?.url
   const template = process.env.GW_PGLITE_TEMPLATE
-  if (!postgres && template) Fs.cpSync(template, Path.join(dataDir, "pgdata"), { recursive: true })
+  if (shared === undefined && !postgres && template) Fs.cpSync(template, Path.join(dataDir, "pgdata"), { recursive: true })
   const env: Record<string, string> = {
     HOST: "127.0.0.1",
     PORT: "0",
     DATA_DIR: dataDir,
     LOG_LEVEL: "info",
     BOOTSTRAP_DEFAULT_PROJECT: "false",
-    MASTER_KEY: Crypto.randomBytes(32).toString("base64"),
-    ...(postgres ? { DATABASE_URL: postgres.url } : {}),
+    MASTER_KEY: shared?.MASTER_KEY ?? Crypto.randomBytes(32).toString("base64"),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...options.env
   }
   const configLayer = AppConfig.layer.pipe(
@@ -87,7 +100,8 @@ export const startGateway = async (options: { readonly env?: Record<string, stri
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(AppLive),
     Layer.provideMerge(configLayer),
-    Layer.provide(LoggingLive(LogLevel.Info, (line) => logs.push(line)))
+    Layer.provide(LoggingLive(LogLevel.Info, (line) => logs.push(line))),
+    Layer.provide(options.provide ?? Layer.empty)
   )
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(full, scope)).catch(async (error: unknown) => {
@@ -124,7 +138,7 @@ export const startGateway = async (options: { readonly env?: Record<string, stri
     close: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
       await postgres?.drop()
-      Fs.rmSync(dataDir, { recursive: true, force: true })
+      if (shared === undefined) Fs.rmSync(dataDir, { recursive: true, force: true })
     }
   }
 }

@@ -10,6 +10,7 @@ import { ModelsApi } from "../../modules/models/Api.ts"
 import { DashboardProjectsApi, ProjectsApi, WhoAmIApi } from "../../modules/projects/Api.ts"
 import { UsageApi } from "../../modules/usage/Api.ts"
 import { VisionApi } from "../../modules/vision/Api.ts"
+import { VoiceApi } from "../../modules/voice/Api.ts"
 
 export class GatewayApi extends HttpApi.make("gateway")
   .add(HealthApi)
@@ -25,6 +26,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(ChatApi)
   .add(OpenAiChatApi)
   .add(VisionApi)
+  .add(VoiceApi)
   .annotateContext(OpenApi.annotations({
     title: "Embedded Agents Gateway",
     version: "1.1.0",
