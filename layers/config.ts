@@ -67,6 +67,21 @@ export interface AppSettings {
   readonly providerListTimeoutMs: number
   /** Time limit of each source of `GET /api/v1/models`; a source over it is skipped and the list is `partial`. */
   readonly modelSourceTimeoutMs: number
+  readonly sessions: SessionSettings
+}
+
+/** Durable sessions (docs/sessions.md). */
+export interface SessionSettings {
+  /** Model of a turn that names none. */
+  readonly defaultModel: string
+  /** A session without activity for this long becomes `completed` (contract §8: 7 days). */
+  readonly idleTtlSeconds: number
+  /** How often each process sweeps for idle sessions and turns whose owner died. */
+  readonly sweepIntervalMs: number
+  /** A running turn's lease; its owner renews it every third of this. A turn whose lease ran out is failed. */
+  readonly turnLeaseMs: number
+  /** How often a stream following a turn run by another process checks the log. */
+  readonly streamPollMs: number
 }
 
 const logLevelConfig = Config.literal("all", "trace", "debug", "info", "warning", "error", "fatal", "none")(
@@ -137,7 +152,14 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   allowPrivateProviderUrls: Config.boolean("ALLOW_PRIVATE_PROVIDER_URLS").pipe(Config.withDefault(true)),
   customProviderTestTimeoutMs: Config.integer("CUSTOM_PROVIDER_TEST_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
   providerListTimeoutMs: Config.integer("PROVIDER_LIST_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
-  modelSourceTimeoutMs: Config.integer("MODEL_SOURCE_TIMEOUT_MS").pipe(Config.withDefault(5_000))
+  modelSourceTimeoutMs: Config.integer("MODEL_SOURCE_TIMEOUT_MS").pipe(Config.withDefault(5_000)),
+  sessions: Config.all({
+    defaultModel: Config.string("SESSION_DEFAULT_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
+    idleTtlSeconds: Config.integer("SESSION_IDLE_TTL_SECONDS").pipe(Config.withDefault(7 * 24 * 3600)),
+    sweepIntervalMs: Config.integer("SESSION_SWEEP_INTERVAL_MS").pipe(Config.withDefault(60_000)),
+    turnLeaseMs: Config.integer("SESSION_TURN_LEASE_MS").pipe(Config.withDefault(30_000)),
+    streamPollMs: Config.integer("SESSION_STREAM_POLL_MS").pipe(Config.withDefault(1_000))
+  })
 })
 
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppSettings>() {

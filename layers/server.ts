@@ -9,6 +9,8 @@ import { Credentials } from "../modules/auth/Service.ts"
 import { ChatHttpLive, OpenAiChatHttpLive } from "../modules/chat/Http.ts"
 import { ChatRouter } from "../modules/chat/Router.ts"
 import { ChatGateway } from "../modules/chat/Service.ts"
+import { SessionsHttpLive } from "../modules/sessions/Http.ts"
+import { Sessions } from "../modules/sessions/Service.ts"
 import { CatalogHttpLive } from "../modules/catalog/Http.ts"
 import { Catalog } from "../modules/catalog/Service.ts"
 import { ConnectionsHttpLive } from "../modules/connections/Http.ts"
@@ -40,7 +42,8 @@ const ChatLive = ChatGateway.Default.pipe(
   Layer.provideMerge(ProviderAdaptersLive)
 )
 
-export const ServicesLive = Layer.mergeAll(Projects.Default, ModelListing.Default, ChatLive).pipe(
+export const ServicesLive = Layer.mergeAll(Projects.Default, ModelListing.Default, Sessions.Default).pipe(
+  Layer.provideMerge(ChatLive),
   Layer.provideMerge(
     Layer.mergeAll(Catalog.Default, CustomProviders.Default, ProviderConnections.Default, Billing.Default)
   ),
@@ -59,7 +62,8 @@ const HandlersLive = Layer.mergeAll(
   CustomProvidersHttpLive,
   ConnectionsHttpLive,
   ChatHttpLive,
-  OpenAiChatHttpLive
+  OpenAiChatHttpLive,
+  SessionsHttpLive
 )
 
 /** The HttpApi with handlers, security, error envelopes, `/openapi.json` and `/docs`. */

@@ -8,6 +8,7 @@ import { CustomProvidersApi } from "../../modules/custom-providers/Api.ts"
 import { HealthApi } from "../../modules/health/Api.ts"
 import { ModelsApi } from "../../modules/models/Api.ts"
 import { DashboardProjectsApi, ProjectsApi, WhoAmIApi } from "../../modules/projects/Api.ts"
+import { SessionsApi } from "../../modules/sessions/Api.ts"
 import { UsageApi } from "../../modules/usage/Api.ts"
 
 export class GatewayApi extends HttpApi.make("gateway")
@@ -23,6 +24,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(ConnectionsApi)
   .add(ChatApi)
   .add(OpenAiChatApi)
+  .add(SessionsApi)
   .annotateContext(OpenApi.annotations({
     title: "Embedded Agents Gateway",
     version: "1.1.0",

@@ -3,10 +3,12 @@ import foundation from "./0001_foundation.ts"
 import usage from "./0002_usage.ts"
 import customProviders from "./0100_custom_providers.ts"
 import providerConnections from "./0101_provider_connections.ts"
+import sessions from "./0400_sessions.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
   "0002_usage": usage,
   "0100_custom_providers": customProviders,
-  "0101_provider_connections": providerConnections
+  "0101_provider_connections": providerConnections,
+  "0400_sessions": sessions
 }
