@@ -63,11 +63,28 @@ const freshPostgres = async (adminUrl: string) => {
   }
 }
 
-export const startGateway = async (options: { readonly env?: Record<string, string> } = {}): Promise<Gateway> => {
+/** A fresh PostgreSQL database (needs `TEST_DATABASE_URL`) that several gateways can share; drop it when done. */
+export const sharedPostgres = (): Promise<{ url: string; drop: () => Promise<void> }> => {
+  const adminUrl = process.env.TEST_DATABASE_URL
+  if (!adminUrl) throw new Error("sharedPostgres needs TEST_DATABASE_URL")
+  return freshPostgres(adminUrl)
+}
+
+export const startGateway = async (
+  options: {
+    readonly env?: Record<string, string>
+    /** Use this PostgreSQL database (e.g. from `sharedPostgres()`) instead of a fresh one; it is not dropped. */
+    readonly databaseUrl?: string
+  } = {}
+): Promise<Gateway> => {
   const logs: Array<string> = []
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gw-"))
   const adminUrl = process.env.TEST_DATABASE_URL
-  const postgres = adminUrl ? await freshPostgres(adminUrl) : undefined
+  const postgres = options.databaseUrl !== undefined
+    ? { url: options.databaseUrl, drop: () => Promise.resolve() }
+    : adminUrl
+    ? await freshPostgres(adminUrl)
+    : undefined
   const template = process.env.GW_PGLITE_TEMPLATE
   if (!postgres && template) Fs.cpSync(template, Path.join(dataDir, "pgdata"), { recursive: true })
   const env: Record<string, string> = {
