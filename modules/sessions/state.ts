@@ -287,8 +287,10 @@ export const rebuild = (from: SessionState | null, rows: ReadonlyArray<StoredEve
 }
 
 /** Whether the batch ending at `after` crosses a multiple of 50 finished turns: write a checkpoint then. */
-export const checkpointDue = (before: SessionState | null, after: SessionState): boolean => {
-  const finished = (state: SessionState | null) =>
+type Progress = Pick<SessionState, "turnCount"> & { readonly turn: object | null }
+
+export const checkpointDue = (before: Progress | null, after: Progress): boolean => {
+  const finished = (state: Progress | null) =>
     state === null ? 0 : state.turn === null ? state.turnCount : state.turnCount - 1
   return Math.floor(finished(after) / CHECKPOINT_EVERY_TURNS) > Math.floor(finished(before) / CHECKPOINT_EVERY_TURNS)
 }
