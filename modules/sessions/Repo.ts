@@ -200,9 +200,9 @@ export const makeSessionsRepo = Effect.gen(function*() {
 
     /** Sessions whose running turn's lease ran out: its process died or hung. */
     expiredLeases: (now: Date, limit: number) =>
-      sql<{ readonly id: string }>`
-        SELECT id FROM sessions WHERE turn_owner IS NOT NULL AND turn_lease_until < ${now}
-        ORDER BY turn_lease_until LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map((row) => row.id))),
+      sql<{ readonly id: string; readonly turn_owner: string }>`
+        SELECT id, turn_owner FROM sessions WHERE turn_owner IS NOT NULL AND turn_lease_until < ${now}
+        ORDER BY turn_lease_until LIMIT ${limit}`,
 
     /** Open sessions without activity since `cutoff` and no running turn. */
     idleSince: (cutoff: Date, limit: number) =>

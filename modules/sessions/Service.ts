@@ -328,9 +328,11 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
     /** Fails turns whose lease ran out (the process running them died): they end with `turn.failed`. */
     const recoverInterruptedTurns: Effect.Effect<number, SqlError> = Effect.gen(function*() {
       const now = yield* log.now
-      const ids = yield* log.repo.expiredLeases(now, 100)
+      const expired = yield* log.repo.expiredLeases(now, 100)
       let recovered = 0
-      for (const id of ids) {
+      for (const { id, turn_owner } of expired) {
+        // A runner of this process that is still alive only missed a renewal (a busy event loop): not dead.
+        if (turn_owner === processId && (yield* FiberMap.has(runners, id))) continue
         const loaded = yield* log.load(id)
         if (Option.isNone(loaded)) continue
         const state = loaded.value
