@@ -156,4 +156,30 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("two servers on one PostgreSQL d
     const log = await eventLog(a, session.id)
     expect(log.data.filter((e) => e.event_type === "response.output_text.delta")).toHaveLength(words.length)
   }, 60_000)
+
+  it("a server that stops gracefully fails its running turns (turn_interrupted) and frees the session", async () => {
+    const openai = await startOpenAIFake({ apiKey: "sk-fake" })
+    cleanups.push(() => openai.close())
+    const db = await sharedPostgres()
+    cleanups.push(() => db.drop())
+    const env = { OPENAI_BASE_URL: openai.baseUrl, OPENAI_API_KEY: "sk-fake" }
+    const a = await startGateway({ env, databaseUrl: db.url })
+    const session = await createSession(a)
+    openai.enqueue({ text: ["never ", "ends"], stallAfterEvents: 2 })
+    const response = await post(a, `/v1/sessions/${session.id}/turns`, { input: "hang", model: MODEL })
+    // The client has gone (an attached stream is drained like any in-flight request; see docs/sessions.md).
+    await readSse(response, { stopAfter: 2 })
+    const started = Date.now()
+    await a.close()
+    expect(Date.now() - started).toBeLessThan(10_000)
+
+    const b = await startGateway({ env, databaseUrl: db.url })
+    cleanups.push(() => b.close())
+    const bAsA = { ...b, project: a.project }
+    const log = await eventLog(bAsA, session.id)
+    expect(log.data.at(-1)).toMatchObject({ event_type: "turn.failed", payload: { error: { code: "turn_interrupted" } } })
+    openai.enqueue({ text: "back" })
+    const next = await turn(bAsA, session.id, { input: "again" })
+    expect(next.at(-1)!.data).toMatchObject({ turn_number: 2, output: "back" })
+  }, 60_000)
 })
