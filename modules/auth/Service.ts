@@ -14,6 +14,7 @@ import {
   verifyPassword
 } from "../../layers/crypto.ts"
 import { AppConfig } from "../../layers/config.ts"
+import { makeLookupCache } from "../../layers/lookup-cache.ts"
 import { ApiError } from "../../schemas/errors.ts"
 import { makeAuthRepo, type KeyRow } from "./Repo.ts"
 import type { CurrentProject, CurrentUser } from "./Principal.ts"
@@ -53,10 +54,17 @@ export class Credentials extends Effect.Service<Credentials>()("Credentials", {
     // Verified when an email is unknown, so unknown emails cost the same time as wrong passwords.
     const dummyPasswordHash = yield* Effect.cached(hashPassword(generateSecret("")))
 
+    const keys = yield* makeLookupCache((digest: string) =>
+      repo.findKeyByHash(Buffer.from(digest, "hex")).pipe(Effect.orDie)
+    )
+    const clientTokens = yield* makeLookupCache((digest: string) =>
+      repo.findClientTokenByHash(Buffer.from(digest, "hex")).pipe(Effect.orDie)
+    )
+
     const lookupKey = (token: string, kind: "secret" | "api") =>
       Effect.gen(function*() {
         if (!token.startsWith(KEY_PREFIX[kind])) return yield* unauthorized
-        const row = yield* repo.findKeyByHash(hashSecret(token)).pipe(Effect.orDie)
+        const row = yield* keys.get(hashSecret(token).toString("hex"))
         if (!row || row.kind !== kind || row.revoked_at !== null || !matches(token, row.key_hash)) {
           return yield* unauthorized
         }
@@ -91,6 +99,7 @@ export class Credentials extends Effect.Service<Credentials>()("Credentials", {
       revokeKey: (projectId: string, keyId: string) =>
         repo.revokeKey(projectId, keyId).pipe(
           Effect.orDie,
+          Effect.tap(() => keys.invalidateAll),
           Effect.flatMap((row) => row ? Effect.succeed(toProjectKey(row)) : Effect.fail(ApiError.notFound("Key")))
         ),
 
@@ -102,7 +111,7 @@ export class Credentials extends Effect.Service<Credentials>()("Credentials", {
         Effect.gen(function*() {
           const value = Redacted.value(token)
           if (!value.startsWith(KEY_PREFIX.client)) return yield* unauthorized
-          const row = yield* repo.findClientTokenByHash(hashSecret(value)).pipe(Effect.orDie)
+          const row = yield* clientTokens.get(hashSecret(value).toString("hex"))
           const at = yield* now
           if (!row || row.expires_at <= at || !matches(value, row.token_hash)) return yield* unauthorized
           return {

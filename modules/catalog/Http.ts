@@ -64,7 +64,8 @@ export const CatalogHttpLive = HttpApiBuilder.group(GatewayApi, "catalog", (hand
               param: "capability"
             })
           }
-          if (urlParams.type !== undefined && !TYPES.includes(urlParams.type.trim().toLowerCase())) {
+          const type = urlParams.type?.trim().toLowerCase() ?? ""
+          if (type !== "" && !TYPES.includes(type)) {
             return yield* ApiError.badRequest(`unknown type ${urlParams.type}; expected one of ${TYPES.join(", ")}`, {
               param: "type"
             })

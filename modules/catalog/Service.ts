@@ -16,14 +16,16 @@ const includesFolded = (haystack: string, needle: string) => haystack.toLowerCas
 export const parseCapabilities = (values: ReadonlyArray<string>): ReadonlyArray<string> =>
   values.flatMap((value) => value.split(",")).map((c) => c.trim()).filter((c) => c.length > 0)
 
+const given = (value: string | undefined) => value !== undefined && value.trim().length > 0
+
 export const matchesFilter = (model: CatalogModel, filter: ModelFilter): boolean => {
-  if (filter.provider !== undefined && model.provider.toLowerCase() !== filter.provider.trim().toLowerCase()) return false
-  if (filter.type !== undefined) {
-    const type = filter.type.trim().toLowerCase()
+  if (given(filter.provider) && model.provider.toLowerCase() !== filter.provider?.trim().toLowerCase()) return false
+  if (given(filter.type)) {
+    const type = filter.type?.trim().toLowerCase()
     if (!model.types.some((t) => t === type)) return false
   }
-  if (filter.search !== undefined && filter.search.trim().length > 0) {
-    const needle = filter.search.trim().toLowerCase()
+  if (given(filter.search)) {
+    const needle = (filter.search ?? "").trim().toLowerCase()
     const fields = [model.name, model.id, model.provider, model.provider_name, model.description]
     if (!fields.some((field) => includesFolded(field, needle))) return false
   }
@@ -46,6 +48,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       const key = model.id.toLowerCase()
       if (!byId.has(key)) byId.set(key, model)
     }
+    const byProviderAndId = new Map(built.models.map((m) => [`${m.provider}/${m.id.toLowerCase()}`, m]))
     const entries = new Map(built.providers.map((p) => [p.id, p]))
     const counts = new Map<string, number>()
     for (const model of built.models) counts.set(model.provider, (counts.get(model.provider) ?? 0) + 1)
@@ -61,8 +64,11 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
     return {
       /** Every catalog model, grouped by provider in catalog order. */
       models: built.models,
-      /** A model by its exact id, compared case-insensitively. */
+      /** A model by its exact id, compared case-insensitively (the first provider in catalog order on ties). */
       findModel: (id: string): Option.Option<CatalogModel> => Option.fromNullable(byId.get(id.trim().toLowerCase())),
+      /** A model of one provider by exact id (case-insensitive), for ids several providers serve. */
+      findProviderModel: (provider: string, id: string): Option.Option<CatalogModel> =>
+        Option.fromNullable(byProviderAndId.get(`${provider.trim().toLowerCase()}/${id.trim().toLowerCase()}`)),
       listModels: (filter: ModelFilter = {}): ReadonlyArray<CatalogModel> =>
         built.models.filter((model) => matchesFilter(model, filter)),
       listProviders: (): ReadonlyArray<CatalogProvider> => providers,

@@ -144,7 +144,7 @@ export class ChatGateway extends Effect.Service<ChatGateway>()("ChatGateway", {
     const prepare = (ctx: CallContext, model: string, request: ChatRequest) =>
       Effect.gen(function*() {
         const route = yield* router.resolve(ctx.projectId, model)
-        const settings = yield* billing.settings(ctx.projectId)
+        const settings = yield* billing.policy(ctx.projectId)
         const promptEstimate = estimatePromptTokens(request)
         const estimate = providerCost(route.prices, { promptTokens: promptEstimate, completionTokens: maxOutputTokens(request) })
         const hold = yield* billing.authorize(ctx.projectId, {

@@ -7,6 +7,7 @@ import { FetchHttpClient } from "@effect/platform"
 import { Duration, Effect, Either, Option, Redacted } from "effect"
 import { AppConfig, UPSTREAM_PROVIDERS, type UpstreamProviderId } from "../../layers/config.ts"
 import { generateId, SecretBox } from "../../layers/crypto.ts"
+import { makeLookupCache } from "../../layers/lookup-cache.ts"
 import { checkBaseUrl, parseBaseUrl, requirePublicHost } from "../../layers/provider-url.ts"
 import { ApiError } from "../../schemas/errors.ts"
 import { type ConnectionRow, type Keyset, makeConnectionsRepo, type SyncRow } from "./Repo.ts"
@@ -131,6 +132,13 @@ export class ProviderConnections extends Effect.Service<ProviderConnections>()("
     const box = yield* SecretBox
     const config = yield* AppConfig
     const listTimeout = Duration.millis(config.providerListTimeoutMs)
+    /** The newest active connection per `projectId\nprovider`, for routing. */
+    const active = yield* makeLookupCache((key: string) => {
+      const [projectId = "", provider = ""] = key.split("\n")
+      return repo.newestActive(projectId, provider).pipe(Effect.orDie)
+    })
+    /** Creating, deleting, validating or syncing can change which connection is active. */
+    const changed = <A, E>(effect: Effect.Effect<A, E>) => Effect.ensuring(effect, active.invalidateAll)
 
     const knownProvider = (provider: string) =>
       Option.fromNullable(UPSTREAM_PROVIDERS.find((p) => p.id === provider.trim().toLowerCase())).pipe(
@@ -370,11 +378,12 @@ export class ProviderConnections extends Effect.Service<ProviderConnections>()("
       })
 
     return {
-      create,
+      create: (...args: Parameters<typeof create>) => changed(create(...args)),
       list,
       get: (projectId: string, id: string) => Effect.map(load(projectId, id), toView),
       remove: (projectId: string, id: string) =>
         repo.remove(projectId, id).pipe(
+          changed,
           Effect.orDie,
           Effect.flatMap((deleted) => deleted ? Effect.void : Effect.fail(ApiError.notFound("Provider connection"))),
           Effect.tap(() =>
@@ -383,9 +392,9 @@ export class ProviderConnections extends Effect.Service<ProviderConnections>()("
             )
           )
         ),
-      validate,
+      validate: (...args: Parameters<typeof validate>) => changed(validate(...args)),
       validateKey,
-      sync,
+      sync: (...args: Parameters<typeof sync>) => changed(sync(...args)),
       listSyncs: (projectId: string, id: string, options: { limit?: number | undefined; cursor?: string | undefined }) =>
         Effect.gen(function*() {
           yield* load(projectId, id)
@@ -409,7 +418,7 @@ export class ProviderConnections extends Effect.Service<ProviderConnections>()("
       /** The newest active connection of the project for `provider`, with its decrypted key. */
       byokKey: (projectId: string, provider: string): Effect.Effect<Option.Option<ByokKey>> =>
         Effect.gen(function*() {
-          const row = yield* repo.newestActive(projectId, provider).pipe(Effect.orDie)
+          const row = yield* active.get(`${projectId}\n${provider}`)
           if (!row) return Option.none()
           const apiKey = yield* box.decrypt(row.api_key_encrypted).pipe(Effect.orDie)
           return Option.some({ connectionId: row.id, apiKey, baseUrl: row.base_url, apiFormat: row.api_format })

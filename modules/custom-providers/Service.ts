@@ -7,6 +7,7 @@ import { FetchHttpClient } from "@effect/platform"
 import { Duration, Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../../layers/config.ts"
 import { generateId, SecretBox } from "../../layers/crypto.ts"
+import { makeLookupCache } from "../../layers/lookup-cache.ts"
 import { checkBaseUrl, parseBaseUrl, requirePublicHost } from "../../layers/provider-url.ts"
 import { ApiError } from "../../schemas/errors.ts"
 import { probeChat, type ProbeResult } from "./Probe.ts"
@@ -110,6 +111,16 @@ export class CustomProviders extends Effect.Service<CustomProviders>()("CustomPr
     const box = yield* SecretBox
     const config = yield* AppConfig
     const httpLayer = FetchHttpClient.layer
+    /** Active providers (oldest first) and their active models, per project: the routing table. */
+    const routing = yield* makeLookupCache((projectId: string) =>
+      Effect.gen(function*() {
+        const providers = (yield* repo.listProviders(projectId).pipe(Effect.orDie)).filter((p) => p.is_active).reverse()
+        const models = providers.length === 0
+          ? []
+          : (yield* repo.modelsOf(providers.map((p) => p.id)).pipe(Effect.orDie)).filter((m) => m.is_active)
+        return { providers, models }
+      })
+    )
 
     const requireUniqueName = (projectId: string, name: string, exceptId: string | null) =>
       repo.nameTaken(projectId, name, exceptId).pipe(
@@ -236,9 +247,8 @@ export class CustomProviders extends Effect.Service<CustomProviders>()("CustomPr
         const wanted = modelOrProviderName.trim().toLowerCase()
         if (wanted.length === 0) return Option.none<ResolvedCustomProvider>()
         // Oldest first, so routing does not change when a newer provider reuses a model name.
-        const providers = (yield* repo.listProviders(projectId).pipe(Effect.orDie)).filter((p) => p.is_active).reverse()
+        const { models, providers } = yield* routing.get(projectId)
         if (providers.length === 0) return Option.none<ResolvedCustomProvider>()
-        const models = (yield* repo.modelsOf(providers.map((p) => p.id)).pipe(Effect.orDie)).filter((m) => m.is_active)
         const firstModel = (providerId: string) => models.find((m) => m.provider_id === providerId)
         const match = (() => {
           const byName = providers.find((p) => p.name.toLowerCase() === wanted)
@@ -309,12 +319,16 @@ export class CustomProviders extends Effect.Service<CustomProviders>()("CustomPr
         return result
       })
 
+    const changed = <A, E>(projectId: string) => (effect: Effect.Effect<A, E>) =>
+      Effect.tap(effect, () => routing.invalidate(projectId))
+
     return {
-      create,
+      create: (projectId: string, input: CreateCustomProvider) => create(projectId, input).pipe(changed(projectId)),
       list,
       get: (projectId: string, providerId: string) => Effect.flatMap(load(projectId, providerId), view),
-      update,
-      remove,
+      update: (projectId: string, providerId: string, patch: UpdateCustomProvider) =>
+        update(projectId, providerId, patch).pipe(changed(projectId)),
+      remove: (projectId: string, providerId: string) => remove(projectId, providerId).pipe(changed(projectId)),
       resolve,
       testConnection
     }

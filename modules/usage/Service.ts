@@ -8,6 +8,7 @@
  */
 import { Effect, Option, Queue, Ref, Schema } from "effect"
 import { generateId } from "../../layers/crypto.ts"
+import { makeLookupCache } from "../../layers/lookup-cache.ts"
 import { ApiError } from "../../schemas/errors.ts"
 import { billedAmount, type Cost, type KeySource } from "./cost.ts"
 import { makeUsageRepo, type StoredUsageRow, type UsageRow } from "./Repo.ts"
@@ -191,22 +192,27 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
       )
     )
 
-    const settings = (projectId: string) =>
-      repo.settings(projectId).pipe(
-        Effect.orDie,
-        Effect.flatMap((row) =>
-          row
-            ? Effect.succeed<BillingSettings>({
-              markupPercentage: Number(row.markup_percentage),
-              creditGated: row.credit_gated,
-              creditBalanceUsd: Number(row.credit_balance_usd)
-            })
-            : Effect.fail(ApiError.notFound("Project"))
-        )
-      )
+    const toSettings = () =>
+      (row: { readonly markup_percentage: string; readonly credit_gated: boolean; readonly credit_balance_usd: string } | undefined) =>
+        row
+          ? Effect.succeed<BillingSettings>({
+            markupPercentage: Number(row.markup_percentage),
+            creditGated: row.credit_gated,
+            creditBalanceUsd: Number(row.credit_balance_usd)
+          })
+          : Effect.fail(ApiError.notFound("Project"))
+
+    /** Current settings and balance, read from the database. */
+    const settings = (projectId: string) => repo.settings(projectId).pipe(Effect.orDie, Effect.flatMap(toSettings()))
+
+    /** Markup and gating, cached for the request path (the balance itself is only ever checked in SQL). */
+    const cachedPolicy = yield* makeLookupCache((projectId: string) => repo.settings(projectId).pipe(Effect.orDie))
+    const policy = (projectId: string): Effect.Effect<Pick<BillingSettings, "markupPercentage" | "creditGated">, ApiError> =>
+      cachedPolicy.get(projectId).pipe(Effect.flatMap(toSettings()))
 
     return {
       settings,
+      policy,
 
       /**
        * Before a billable call: refuses it on a credit-gated project whose balance cannot cover `estimateUsd`
@@ -216,7 +222,7 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
         Effect.gen(function*() {
           const none: Hold = { projectId, amount: 0 }
           if (options.keySource !== "managed") return none
-          const current = yield* settings(projectId)
+          const current = yield* policy(projectId)
           if (!current.creditGated) return none
           if (options.estimateUsd === null) return yield* unpricedRefused(options.model)
           const amount = Math.max(options.estimateUsd, 1e-8)
@@ -242,7 +248,7 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
       }),
 
       configure: (projectId: string, options: { readonly markupPercentage?: number; readonly creditGated?: boolean; readonly creditBalanceUsd?: number }) =>
-        repo.configure(projectId, options).pipe(Effect.orDie),
+        repo.configure(projectId, options).pipe(Effect.orDie, Effect.zipRight(cachedPolicy.invalidate(projectId))),
 
       list: (projectId: string, options: { readonly limit: number; readonly cursor?: string | undefined }) =>
         Effect.gen(function*() {

@@ -239,6 +239,29 @@ describe("GET /api/models filters", () => {
   })
 })
 
+describe("documentation", () => {
+  it("the OpenAPI document lists the catalog, model-list, custom-provider and connection endpoints", async () => {
+    const res = await call(gw.baseUrl, "GET", "/openapi.json")
+    expect(res.status).toBe(200)
+    const paths = Object.keys((res.body as { paths: Record<string, unknown> }).paths)
+    expect(paths).toEqual(expect.arrayContaining([
+      "/api/models",
+      "/api/providers",
+      "/api/providers/{id}/logo",
+      "/api/v1/models",
+      "/api/projects/{projectId}/providers",
+      "/api/projects/{projectId}/providers/{providerId}",
+      "/api/projects/{projectId}/custom-providers/test",
+      "/v1/provider-connections",
+      "/v1/provider-connections/{id}/sync"
+    ]))
+  })
+
+  it("empty filter values are ignored", async () => {
+    expect((await models("?provider=&type=&search=")).length).toBe(all.length)
+  })
+})
+
 describe("caching", () => {
   for (const path of ["/api/models", "/api/models?provider=openai", "/api/providers", "/api/providers/openai/logo"]) {
     it(`${path} is cacheable for an hour with an ETag and answers If-None-Match with 304`, async () => {
