@@ -1,6 +1,6 @@
 /**
  * The session event log: the one way session state changes (`append`), rebuilding state (`load`), and the
- * in-process hub that tells live streams about committed events.
+ * in-process notifications that tell live streams about committed events (`subscribe`).
  *
  * `append` writes the events, the projection row and (every 50 turns) a checkpoint in one transaction, guarded
  * by the projection's `last_sequence`: if anything else appended since the caller's state was read, nothing is
@@ -9,7 +9,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Clock, Data, Effect, Option, PubSub } from "effect"
+import { Clock, Data, Effect, Option, Queue } from "effect"
 import { generateId } from "../../layers/crypto.ts"
 import { type LogEvent, payloadOf, type StoredEvent } from "./events.ts"
 import { type LeaseChange, makeSessionsRepo, type Owner } from "./Repo.ts"
@@ -55,8 +55,28 @@ const turnNumberOf = (event: LogEvent, state: SessionState | null): number =>
 export const makeEventLog = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const repo = yield* makeSessionsRepo
-  /** Committed appends, for streams following a session in this process. */
-  const hub = yield* PubSub.unbounded<ReadonlyArray<StoredEvent>>()
+  /** Streams following a session in this process, by session: each gets the session's committed appends. */
+  const listeners = new Map<string, Set<Queue.Queue<ReadonlyArray<StoredEvent>>>>()
+
+  /** A queue of `sessionId`'s committed appends for as long as the scope lasts. */
+  const subscribe = (sessionId: string) =>
+    Effect.acquireRelease(
+      Effect.tap(Queue.unbounded<ReadonlyArray<StoredEvent>>(), (queue) =>
+        Effect.sync(() => {
+          const set = listeners.get(sessionId) ?? new Set()
+          set.add(queue)
+          listeners.set(sessionId, set)
+        })),
+      (queue) =>
+        Effect.sync(() => {
+          const set = listeners.get(sessionId)
+          set?.delete(queue)
+          if (set?.size === 0) listeners.delete(sessionId)
+        }).pipe(Effect.zipRight(Queue.shutdown(queue)))
+    )
+
+  const notify = (sessionId: string, rows: ReadonlyArray<StoredEvent>) =>
+    Effect.forEach(listeners.get(sessionId) ?? [], (queue) => Queue.offer(queue, rows), { discard: true })
 
   const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -109,7 +129,7 @@ export const makeEventLog = Effect.gen(function*() {
         if (checkpointDue(before, after)) yield* repo.insertCheckpoint(after, at)
         yield* publishWebhooks(after, rows)
       }))
-      yield* PubSub.publish(hub, rows)
+      yield* notify(sessionId, rows)
       return { state: after, rows }
     })
 
@@ -126,7 +146,7 @@ export const makeEventLog = Effect.gen(function*() {
   const replay = (sessionId: string): Effect.Effect<Option.Option<SessionState>, SqlError> =>
     repo.allEventsAfter(sessionId, 0).pipe(Effect.map((rows) => Option.fromNullable(rebuild(null, rows))))
 
-  return { append, load, replay, hub, repo, now }
+  return { append, load, replay, subscribe, repo, now }
 })
 
 export type EventLog = Effect.Effect.Success<typeof makeEventLog>

@@ -1,10 +1,10 @@
 /**
  * Following a session's log: replay from a sequence, then follow live events until the turn in flight ends.
- * Every event comes from the log in sequence order (the hub only delivers committed events sooner; a gap sends
- * the follower back to the database), so a reconnecting client sees no gap and no duplicate.
+ * Every event comes from the log in sequence order (in-process notifications only bring committed events
+ * sooner; a gap sends the follower back to the database), so a reconnecting client sees no gap and no duplicate.
  */
 import type { SqlError } from "@effect/sql/SqlError"
-import { Chunk, Duration, Effect, Option, PubSub, Queue, Schedule, Stream } from "effect"
+import { Chunk, Duration, Effect, Option, Queue, Schedule, Stream } from "effect"
 import { STREAMED, type StoredEvent } from "./events.ts"
 import type { EventLog } from "./EventLog.ts"
 
@@ -24,7 +24,7 @@ export const follow = (
   pollMs: number
 ): Stream.Stream<StoredEvent, SqlError> =>
   Stream.unwrapScoped(Effect.gen(function*() {
-    const subscription = yield* PubSub.subscribe(log.hub)
+    const subscription = yield* log.subscribe(sessionId)
     let cursor = after
     let fromDatabase = true
     let done = false
@@ -68,7 +68,7 @@ export const follow = (
           fromDatabase = true
           continue
         }
-        const fresh = live.value.filter((row) => row.sessionId === sessionId && row.sequence > cursor)
+        const fresh = live.value.filter((row) => row.sequence > cursor)
         if (fresh.length === 0) continue
         if (fresh[0]!.sequence !== cursor + 1) {
           fromDatabase = true
