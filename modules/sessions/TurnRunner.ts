@@ -54,8 +54,12 @@ export const runTurn = (deps: RunnerDeps, start: SessionState, context: TurnCont
         Effect.tap((appended) => Ref.set(current, appended.state))
       )
 
+    /** Ends the open turn with `turn.failed` (nothing to do when it already ended). */
     const fail = (code: string, message: string) =>
-      Ref.get(current).pipe(Effect.flatMap((state) => append(failedEvent(state, code, message), "release")))
+      Ref.get(current).pipe(Effect.flatMap((state) => {
+        const events = failedEvent(state, code, message)
+        return events.length === 0 ? Effect.void : append(events, "release")
+      }))
 
     const callContext: CallContext = {
       projectId: context.projectId,

@@ -5,6 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { webhookEventsOf } from "../../modules/sessions/EventLog.ts"
 import { Sessions } from "../../modules/sessions/Service.ts"
 import { checkpointDue, pausesFor } from "../../modules/sessions/state.ts"
 import { createSession, type Env, getSession, startSessionsEnv, turn } from "./helpers.ts"
@@ -109,5 +110,23 @@ describe("checkpoints", () => {
     const load = await timed("load")
     expect(replay).toBeLessThan(5000)
     expect(load).toBeLessThan(replay)
+  })
+})
+
+describe("webhook events", () => {
+  it("an append names the session webhook events it produces, for the integration point inside its transaction", async () => {
+    const session = await createSession(env.gw)
+    env.openai.enqueue({ toolCalls: [{ name: "lookup", arguments: {} }] })
+    await turn(env.gw, session.id, { input: "x", tools: [{ type: "function", function: { name: "lookup" } }] })
+    const state = await rebuilt(session.id)
+    const rows = await env.gw.run(Effect.flatMap(Sessions, (s) => s.log.repo.allEventsAfter(session.id, 0)))
+    expect(webhookEventsOf(state.fromScratch, rows).map((e) => e.type)).toEqual(["session.created", "session.paused"])
+    expect(webhookEventsOf(state.fromScratch, rows)[1]!.data).toMatchObject({
+      session_id: session.id,
+      turn_number: 1,
+      status: "paused",
+      reason: "approval_required",
+      tool: "lookup"
+    })
   })
 })
