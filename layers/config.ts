@@ -77,6 +77,7 @@ export interface AppSettings {
   /** Time limit for fetching one image URL (connect, redirects and body), in milliseconds. */
   readonly visionFetchTimeoutMs: number
   readonly voice: VoiceSettings
+  readonly sessions: SessionSettings
 }
 
 export interface VoiceSettings {
@@ -88,6 +89,20 @@ export interface VoiceSettings {
   readonly rateLimitPerMinute: number
   /** The `espeak-ng` binary for the keyless local TTS model, used when it runs; null turns it off. */
   readonly espeakPath: string | null
+}
+
+/** Durable sessions (docs/sessions.md). */
+export interface SessionSettings {
+  /** Model of a turn that names none. */
+  readonly defaultModel: string
+  /** A session without activity for this long becomes `completed` (contract §8: 7 days). */
+  readonly idleTtlSeconds: number
+  /** How often each process sweeps for idle sessions and turns whose owner died. */
+  readonly sweepIntervalMs: number
+  /** A running turn's lease; its owner renews it every third of this. A turn whose lease ran out is failed. */
+  readonly turnLeaseMs: number
+  /** How often a stream following a turn run by another process checks the log. */
+  readonly streamPollMs: number
 }
 
 const logLevelConfig = Config.literal("all", "trace", "debug", "info", "warning", "error", "fatal", "none")(
@@ -170,6 +185,13 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
       Config.withDefault("espeak-ng"),
       Config.map((path) => (path === "" || path === "off" ? null : path))
     )
+  }),
+  sessions: Config.all({
+    defaultModel: Config.string("SESSION_DEFAULT_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
+    idleTtlSeconds: Config.integer("SESSION_IDLE_TTL_SECONDS").pipe(Config.withDefault(7 * 24 * 3600)),
+    sweepIntervalMs: Config.integer("SESSION_SWEEP_INTERVAL_MS").pipe(Config.withDefault(60_000)),
+    turnLeaseMs: Config.integer("SESSION_TURN_LEASE_MS").pipe(Config.withDefault(30_000)),
+    streamPollMs: Config.integer("SESSION_STREAM_POLL_MS").pipe(Config.withDefault(1_000))
   })
 })
 

@@ -9,6 +9,8 @@ import { Credentials } from "../modules/auth/Service.ts"
 import { ChatHttpLive, OpenAiChatHttpLive } from "../modules/chat/Http.ts"
 import { ChatRouter } from "../modules/chat/Router.ts"
 import { ChatGateway } from "../modules/chat/Service.ts"
+import { SessionsHttpLive } from "../modules/sessions/Http.ts"
+import { Sessions } from "../modules/sessions/Service.ts"
 import { CatalogHttpLive } from "../modules/catalog/Http.ts"
 import { Catalog } from "../modules/catalog/Service.ts"
 import { ConnectionsHttpLive } from "../modules/connections/Http.ts"
@@ -51,9 +53,11 @@ const VoiceKeysLive = Layer.effect(VoiceKeys, Effect.map(ProviderConnections, (c
 export const ServicesLive = Layer.mergeAll(
   Projects.Default,
   ModelListing.Default,
-  Vision.Default.pipe(Layer.provideMerge(ChatLive)),
+  Sessions.Default,
+  Vision.Default,
   Voice.Default.pipe(Layer.provide(VoiceKeysLive))
 ).pipe(
+  Layer.provideMerge(ChatLive),
   Layer.provideMerge(
     Layer.mergeAll(Catalog.Default, CustomProviders.Default, ProviderConnections.Default, Billing.Default)
   ),
@@ -74,7 +78,8 @@ const HandlersLive = Layer.mergeAll(
   ChatHttpLive,
   OpenAiChatHttpLive,
   VisionHttpLive,
-  VoiceHttpLive
+  VoiceHttpLive,
+  SessionsHttpLive
 )
 
 /** The HttpApi with handlers, security, error envelopes, `/openapi.json` and `/docs`. */

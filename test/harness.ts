@@ -63,6 +63,13 @@ const freshPostgres = async (adminUrl: string) => {
   }
 }
 
+/** A fresh PostgreSQL database (needs `TEST_DATABASE_URL`) that several gateways can share; drop it when done. */
+export const sharedPostgres = (): Promise<{ url: string; drop: () => Promise<void> }> => {
+  const adminUrl = process.env.TEST_DATABASE_URL
+  if (!adminUrl) throw new Error("sharedPostgres needs TEST_DATABASE_URL")
+  return freshPostgres(adminUrl)
+}
+
 export interface GatewayOptions {
   readonly env?: Record<string, string>
   /**
@@ -72,6 +79,8 @@ export interface GatewayOptions {
   readonly sharedWith?: Gateway
   /** Services given to the server's layers from outside, e.g. an override of a `Context.Reference`. */
   readonly provide?: Layer.Layer<never>
+  /** Use this PostgreSQL database (e.g. from `sharedPostgres()`) instead of a fresh one; it is not dropped. */
+  readonly databaseUrl?: string
 }
 
 export const startGateway = async (options: GatewayOptions = {}): Promise<Gateway> => {
@@ -79,7 +88,13 @@ export const startGateway = async (options: GatewayOptions = {}): Promise<Gatewa
   const shared = options.sharedWith?.env
   const dataDir = shared?.DATA_DIR ?? Fs.mkdtempSync(Path.join(Os.tmpdir(), "gw-"))
   const adminUrl = process.env.TEST_DATABASE_URL
-  const postgres = shared === undefined && adminUrl ? await freshPostgres(adminUrl) : undefined
+  const postgres = shared !== undefined
+    ? undefined
+    : options.databaseUrl !== undefined
+    ? { url: options.databaseUrl, drop: () => Promise.resolve() }
+    : adminUrl
+    ? await freshPostgres(adminUrl)
+    : undefined
   const databaseUrl = shared?.DATABASE_URL ?? postgres?.url
   const template = process.env.GW_PGLITE_TEMPLATE
   if (shared === undefined && !postgres && template) Fs.cpSync(template, Path.join(dataDir, "pgdata"), { recursive: true })

@@ -8,6 +8,7 @@ import { CustomProvidersApi } from "../../modules/custom-providers/Api.ts"
 import { HealthApi } from "../../modules/health/Api.ts"
 import { ModelsApi } from "../../modules/models/Api.ts"
 import { DashboardProjectsApi, ProjectsApi, WhoAmIApi } from "../../modules/projects/Api.ts"
+import { SessionsApi } from "../../modules/sessions/Api.ts"
 import { UsageApi } from "../../modules/usage/Api.ts"
 import { VisionApi } from "../../modules/vision/Api.ts"
 import { VoiceApi } from "../../modules/voice/Api.ts"
@@ -27,6 +28,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(OpenAiChatApi)
   .add(VisionApi)
   .add(VoiceApi)
+  .add(SessionsApi)
   .annotateContext(OpenApi.annotations({
     title: "Embedded Agents Gateway",
     version: "1.1.0",

@@ -3,6 +3,7 @@ import foundation from "./0001_foundation.ts"
 import usage from "./0002_usage.ts"
 import customProviders from "./0100_custom_providers.ts"
 import providerConnections from "./0101_provider_connections.ts"
+import sessions from "./0400_sessions.ts"
 import voiceRateLimits from "./0500_voice_rate_limits.ts"
 
 export const migrations = {
@@ -10,5 +11,6 @@ export const migrations = {
   "0002_usage": usage,
   "0100_custom_providers": customProviders,
   "0101_provider_connections": providerConnections,
+  "0400_sessions": sessions,
   "0500_voice_rate_limits": voiceRateLimits
 }
