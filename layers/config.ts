@@ -50,6 +50,28 @@ export interface AppSettings {
   /** Send the session cookie with the `Secure` attribute (set behind HTTPS). */
   readonly secureCookies: boolean
   readonly upstreams: Readonly<Record<UpstreamProviderId, UpstreamSettings>>
+  readonly queue: QueueSettings
+  readonly webhooks: WebhookSettings
+}
+
+/** The durable job queue (`layers/queue/`). */
+export interface QueueSettings {
+  /** Run the job worker fiber in this process (`QUEUE_WORKER_ENABLED`, default true). */
+  readonly workerEnabled: boolean
+  /** How often an idle worker looks for due jobs, in ms (`QUEUE_POLL_INTERVAL_MS`, default 500). */
+  readonly pollIntervalMs: number
+  /** Jobs one process runs at once (`QUEUE_CONCURRENCY`, default 16). */
+  readonly concurrency: number
+  /** Lease of a claimed job, in ms, renewed while it runs; a crashed worker's jobs are retaken after it (`QUEUE_LEASE_MS`, default 30000). */
+  readonly leaseMs: number
+}
+
+/** Webhook delivery (`modules/webhooks/`). */
+export interface WebhookSettings {
+  /** Allow targets on private, loopback and link-local addresses (`WEBHOOK_ALLOW_PRIVATE_TARGETS`, default false). */
+  readonly allowPrivateTargets: boolean
+  /** Time allowed for one delivery attempt, in ms (`WEBHOOK_TIMEOUT_MS`, default 10000). */
+  readonly attemptTimeoutMs: number
 }
 
 const logLevelConfig = Config.literal("all", "trace", "debug", "info", "warning", "error", "fatal", "none")(
@@ -113,7 +135,29 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
   ),
   bootstrapDefaultProject: Config.boolean("BOOTSTRAP_DEFAULT_PROJECT").pipe(Config.withDefault(true)),
   secureCookies: Config.boolean("SECURE_COOKIES").pipe(Config.withDefault(false)),
-  upstreams: upstreamsConfig
+  upstreams: upstreamsConfig,
+  queue: Config.all({
+    workerEnabled: Config.boolean("QUEUE_WORKER_ENABLED").pipe(Config.withDefault(true)),
+    pollIntervalMs: Config.integer("QUEUE_POLL_INTERVAL_MS").pipe(
+      Config.validate({ message: "QUEUE_POLL_INTERVAL_MS must be 10..60000", validation: (n) => n >= 10 && n <= 60_000 }),
+      Config.withDefault(500)
+    ),
+    concurrency: Config.integer("QUEUE_CONCURRENCY").pipe(
+      Config.validate({ message: "QUEUE_CONCURRENCY must be 1..256", validation: (n) => n >= 1 && n <= 256 }),
+      Config.withDefault(16)
+    ),
+    leaseMs: Config.integer("QUEUE_LEASE_MS").pipe(
+      Config.validate({ message: "QUEUE_LEASE_MS must be 1000..3600000", validation: (n) => n >= 1000 && n <= 3_600_000 }),
+      Config.withDefault(30_000)
+    )
+  }),
+  webhooks: Config.all({
+    allowPrivateTargets: Config.boolean("WEBHOOK_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
+    attemptTimeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(
+      Config.validate({ message: "WEBHOOK_TIMEOUT_MS must be 100..120000", validation: (n) => n >= 100 && n <= 120_000 }),
+      Config.withDefault(10_000)
+    )
+  })
 })
 
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppSettings>() {

@@ -9,25 +9,35 @@ import { Credentials } from "../modules/auth/Service.ts"
 import { HealthHttpLive } from "../modules/health/Http.ts"
 import { DashboardProjectsHttpLive, ProjectsHttpLive, WhoAmIHttpLive } from "../modules/projects/Http.ts"
 import { Projects, revealKeys } from "../modules/projects/Service.ts"
+import { Events } from "../modules/events/Service.ts"
+import { WebhooksHttpLive } from "../modules/webhooks/Http.ts"
+import { Webhooks } from "../modules/webhooks/Service.ts"
 import { AppConfig } from "./config.ts"
 import { SecretBox } from "./crypto.ts"
 import { DatabaseLive } from "./database.ts"
 import { GatewayApi } from "./http/api.ts"
 import { ApiGuardLive } from "./http/errors.ts"
 import { requestMiddleware } from "./http/middleware.ts"
+import { JobQueue } from "./queue/JobQueue.ts"
+import { QueueWorkerLive } from "./queue/Worker.ts"
 
 /** Database (with migrations applied) and the master-key box; needs `AppConfig`. */
 export const InfraLive = Layer.mergeAll(DatabaseLive, SecretBox.layer)
 
 /** Every domain service, over the infrastructure. */
-export const ServicesLive = Projects.Default.pipe(Layer.provideMerge(Credentials.Default))
+export const ServicesLive = Layer.mergeAll(Projects.Default, Events.Default).pipe(
+  Layer.provideMerge(Webhooks.Default),
+  Layer.provideMerge(JobQueue.Default),
+  Layer.provideMerge(Credentials.Default)
+)
 
 const HandlersLive = Layer.mergeAll(
   HealthHttpLive,
   AuthHttpLive,
   ProjectsHttpLive,
   WhoAmIHttpLive,
-  DashboardProjectsHttpLive
+  DashboardProjectsHttpLive,
+  WebhooksHttpLive
 )
 
 /** The HttpApi with handlers, security, error envelopes, `/openapi.json` and `/docs`. */
@@ -61,8 +71,8 @@ export const BootstrapLive = Layer.effectDiscard(
   })
 )
 
-/** Everything a server needs except the listener: `AppConfig` in, HttpApi app out. */
-export const AppLive = ApiLive.pipe(
+/** Everything a server needs except the listener: `AppConfig` in, HttpApi app and the job worker out. */
+export const AppLive = Layer.merge(ApiLive, QueueWorkerLive).pipe(
   Layer.provideMerge(BootstrapLive),
   Layer.provideMerge(ServicesLive),
   Layer.provideMerge(InfraLive)

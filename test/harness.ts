@@ -7,7 +7,7 @@ import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { ConfigProvider, Context, Effect, Exit, Layer, LogLevel, Redacted, Scope } from "effect"
+import { type Clock, ConfigProvider, Context, Effect, Exit, Layer, LogLevel, Redacted, Scope } from "effect"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import { createServer } from "node:http"
@@ -63,7 +63,13 @@ const freshPostgres = async (adminUrl: string) => {
   }
 }
 
-export const startGateway = async (options: { readonly env?: Record<string, string> } = {}): Promise<Gateway> => {
+export const startGateway = async (
+  options: {
+    readonly env?: Record<string, string>
+    /** The server's `Clock` (and `run`'s): tests move time with it instead of sleeping. */
+    readonly clock?: Clock.Clock
+  } = {}
+): Promise<Gateway> => {
   const logs: Array<string> = []
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "gw-"))
   const adminUrl = process.env.TEST_DATABASE_URL
@@ -85,7 +91,8 @@ export const startGateway = async (options: { readonly env?: Record<string, stri
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(AppLive),
     Layer.provideMerge(configLayer),
-    Layer.provide(LoggingLive(LogLevel.Info, (line) => logs.push(line)))
+    Layer.provide(LoggingLive(LogLevel.Info, (line) => logs.push(line))),
+    Layer.provide(options.clock ? Layer.setClock(options.clock) : Layer.empty)
   )
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(full, scope)).catch(async (error: unknown) => {
@@ -95,7 +102,10 @@ export const startGateway = async (options: { readonly env?: Record<string, stri
   const address = Context.get(context, HttpServer.HttpServer).address
   if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
   const baseUrl = `http://127.0.0.1:${address.port}`
-  const run = <A, E>(effect: Effect.Effect<A, E, AppServices>) => Effect.runPromise(Effect.provide(effect, context))
+  const run = <A, E>(effect: Effect.Effect<A, E, AppServices>) =>
+    Effect.runPromise(
+      Effect.provide(options.clock ? Effect.withClock(effect, options.clock) : effect, context)
+    )
 
   const createProject = (name = `test ${randomName()}`) =>
     run(Effect.gen(function*() {

@@ -3,6 +3,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { AuthApi } from "../../modules/auth/Api.ts"
 import { HealthApi } from "../../modules/health/Api.ts"
 import { DashboardProjectsApi, ProjectsApi, WhoAmIApi } from "../../modules/projects/Api.ts"
+import { WebhooksApi } from "../../modules/webhooks/Api.ts"
 
 export class GatewayApi extends HttpApi.make("gateway")
   .add(HealthApi)
@@ -10,6 +11,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(ProjectsApi)
   .add(WhoAmIApi)
   .add(DashboardProjectsApi)
+  .add(WebhooksApi)
   .annotateContext(OpenApi.annotations({
     title: "Embedded Agents Gateway",
     version: "1.1.0",
