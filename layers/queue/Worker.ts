@@ -136,7 +136,7 @@ export const QueueWorkerLive = Layer.scopedDiscard(
     const idle = Effect.raceFirst(Queue.take(queue.wakeSignal), Effect.sleep(Duration.millis(pollIntervalMs)))
 
     const loop = claimAndRun.pipe(
-      Effect.catchAll((error) => Effect.logWarning("job claim failed", error.message).pipe(Effect.as(false))),
+      Effect.catchAll((error) => Effect.logWarning("job claim failed", error.message, String(error.cause)).pipe(Effect.as(false))),
       Effect.flatMap((more) => more ? Effect.void : idle),
       Effect.forever
     )
