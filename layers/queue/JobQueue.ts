@@ -74,8 +74,6 @@ export interface JobInfo {
 
 export type JobHandler<A> = (payload: A, job: JobInfo) => Effect.Effect<JobOutcome | void, unknown>
 
-export class InvalidJobPayload extends Data.TaggedError("InvalidJobPayload")<{ readonly message: string }> {}
-
 /** A registered kind with its payload decoding folded in. */
 export interface RegisteredJob {
   readonly kind: string
@@ -148,10 +146,13 @@ export class JobQueue extends Effect.Service<JobQueue>()("JobQueue", {
             kind: kind.name,
             maxAttempts: kind.maxAttempts,
             retryDelay: kind.retryDelay,
+            // A payload that no longer decodes will not decode on a retry either.
             run: (payload, job) =>
               decode(payload).pipe(
-                Effect.mapError((error) => new InvalidJobPayload({ message: error.message })),
-                Effect.flatMap((decoded) => handler(decoded, job))
+                Effect.matchEffect({
+                  onFailure: (error) => Effect.succeed(JobOutcome.Dead({ error: `invalid payload: ${error.message}` })),
+                  onSuccess: (decoded) => handler(decoded, job)
+                })
               )
           })
           return wake
