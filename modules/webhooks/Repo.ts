@@ -67,6 +67,18 @@ export interface DeliveryFilters {
   readonly eventType?: string | undefined
 }
 
+/** What an attempt means for its delivery. */
+export type AttemptOutcome =
+  | { readonly _tag: "Succeeded"; readonly now: Date }
+  | {
+    readonly _tag: "Failed"
+    readonly error: string
+    readonly now: Date
+    /** Set when the retry budget is spent: the reason the endpoint is marked failing. */
+    readonly markEndpointFailing?: string
+  }
+  | { readonly _tag: "Retry"; readonly error: string; readonly at: Date }
+
 export type EndpointChanges = Partial<
   Pick<EndpointRow, "url" | "events" | "description" | "enabled" | "secret_ciphertext" | "updated_at">
 >
@@ -116,17 +128,6 @@ export const makeWebhooksRepo = Effect.gen(function*() {
         Effect.map((rows) => rows.map((row) => row.id))
       ),
 
-    markEndpointFailing: (endpointId: string, reason: string, error: string, now: Date) =>
-      sql`
-        UPDATE webhook_endpoints SET failure_reason = ${reason}, failed_at = COALESCE(failed_at, ${now}),
-          last_error = ${error}
-        WHERE id = ${endpointId}`.pipe(Effect.asVoid),
-
-    clearEndpointFailure: (endpointId: string) =>
-      sql`
-        UPDATE webhook_endpoints SET failure_reason = NULL, failed_at = NULL, last_error = NULL
-        WHERE id = ${endpointId} AND failure_reason IS NOT NULL`.pipe(Effect.asVoid),
-
     insertDeliveries: (rows: ReadonlyArray<Omit<DeliveryRow, "attempt_count" | "last_error" | "completed_at">>) =>
       rows.length === 0
         ? Effect.succeed([] as ReadonlyArray<DeliveryRow>)
@@ -160,21 +161,46 @@ export const makeWebhooksRepo = Effect.gen(function*() {
         FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.id = ${deliveryId}`.pipe(Effect.map(first)),
 
-    insertAttempt: (row: AttemptRow) =>
-      sql`INSERT INTO webhook_delivery_attempts ${sql.insert({ ...row })} ON CONFLICT DO NOTHING`.pipe(
-        Effect.asVoid
-      ),
+    /**
+     * Records one attempt and its consequence in a single statement (atomic without a transaction): the attempt
+     * row, the delivery's new state if it is still pending, and the endpoint's failure mark.
+     */
+    recordAttempt: (attempt: AttemptRow, outcome: AttemptOutcome) => {
+      const delivery = (() => {
+        switch (outcome._tag) {
+          case "Succeeded":
+            return sql`status = 'succeeded', last_error = NULL, next_attempt_at = NULL, completed_at = ${outcome.now}`
+          case "Failed":
+            return sql`status = 'failed', last_error = ${outcome.error}, next_attempt_at = NULL, completed_at = ${outcome.now}`
+          case "Retry":
+            return sql`last_error = ${outcome.error}, next_attempt_at = ${outcome.at}`
+        }
+      })()
+      const endpoint = outcome._tag === "Succeeded"
+        // Only an endpoint marked failing is written: successes do not contend for the endpoint row.
+        ? sql`UPDATE webhook_endpoints SET failure_reason = NULL, failed_at = NULL, last_error = NULL
+              WHERE id IN (SELECT endpoint_id FROM delivery) AND failure_reason IS NOT NULL`
+        : outcome._tag === "Failed" && outcome.markEndpointFailing !== undefined
+        ? sql`UPDATE webhook_endpoints SET failure_reason = ${outcome.markEndpointFailing},
+                failed_at = COALESCE(failed_at, ${outcome.now}), last_error = ${outcome.error}
+              WHERE id IN (SELECT endpoint_id FROM delivery)`
+        : sql`SELECT endpoint_id FROM delivery`
+      return sql`
+        WITH attempt AS (
+          INSERT INTO webhook_delivery_attempts ${sql.insert({ ...attempt })} ON CONFLICT DO NOTHING
+        ), delivery AS (
+          UPDATE webhook_deliveries SET attempt_count = ${attempt.attempt}, ${delivery}
+          WHERE id = ${attempt.delivery_id} AND status = 'pending'
+          RETURNING endpoint_id
+        )
+        ${endpoint}`.pipe(Effect.asVoid)
+    },
 
-    /** Records the end of a delivery (succeeded or failed), if it is still pending. */
-    finish: (id: string, status: "succeeded" | "failed", attempts: number, error: string | null, now: Date) =>
+    /** Ends a pending delivery without an attempt (endpoint disabled, secret unreadable). */
+    abandon: (id: string, error: string, now: Date) =>
       sql`
-        UPDATE webhook_deliveries SET status = ${status}, attempt_count = ${attempts}, last_error = ${error},
-          next_attempt_at = NULL, completed_at = ${now}
-        WHERE id = ${id} AND status = 'pending'`.pipe(Effect.asVoid),
-
-    scheduleRetry: (id: string, attempts: number, at: Date, error: string) =>
-      sql`
-        UPDATE webhook_deliveries SET attempt_count = ${attempts}, next_attempt_at = ${at}, last_error = ${error}
+        UPDATE webhook_deliveries SET status = 'failed', last_error = ${error}, next_attempt_at = NULL,
+          completed_at = ${now}
         WHERE id = ${id} AND status = 'pending'`.pipe(Effect.asVoid)
   }
 })

@@ -227,13 +227,13 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
           return JobOutcome.RetryAt({ at: row.next_attempt_at, error: "not due yet" })
         }
         if (!row.enabled) {
-          yield* repo.finish(row.id, "failed", row.attempt_count, "endpoint disabled", started)
+          yield* repo.abandon(row.id, "endpoint disabled", started)
           return JobOutcome.Done()
         }
         const attempt = row.attempt_count + 1
         const secret = yield* box.decrypt(row.secret_ciphertext).pipe(Effect.option)
         if (Option.isNone(secret)) {
-          yield* repo.finish(row.id, "failed", row.attempt_count, "the endpoint secret cannot be decrypted", started)
+          yield* repo.abandon(row.id, "the endpoint secret cannot be decrypted", started)
           return JobOutcome.Done()
         }
         const body = renderBody(row, started)
@@ -265,44 +265,39 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
           response_snippet: "blocked" in wire ? null : wire.snippet
         }
         const finishedAt = new Date(finished)
-        return yield* repo.withTransaction(Effect.gen(function*() {
-          yield* repo.insertAttempt(attemptRow)
-          switch (verdict._tag) {
-            case "Succeeded": {
-              yield* repo.finish(row.id, "succeeded", attempt, null, finishedAt)
-              yield* repo.clearEndpointFailure(row.endpoint_id)
-              yield* Effect.logInfo("webhook delivered")
-              return JobOutcome.Done()
-            }
-            case "Final": {
-              yield* repo.finish(row.id, "failed", attempt, verdict.error, finishedAt)
-              yield* Effect.logWarning("webhook delivery failed for good", verdict.error)
-              return JobOutcome.Done()
-            }
-            case "Retry": {
-              const next = nextAttemptAt({
-                attempt,
-                finishedAt: finished,
-                deadline: row.deadline_at.getTime(),
-                retryAfterMs: verdict.retryAfterMs
-              })
-              if (Option.isNone(next)) {
-                yield* repo.finish(row.id, "failed", attempt, verdict.error, finishedAt)
-                yield* repo.markEndpointFailing(
-                  row.endpoint_id,
-                  `delivery ${row.id} failed every attempt for 24 hours (retry budget spent)`,
-                  verdict.error,
-                  finishedAt
-                )
-                yield* Effect.logWarning("webhook retry budget spent; endpoint marked failing", verdict.error)
-                return JobOutcome.Done()
-              }
-              yield* repo.scheduleRetry(row.id, attempt, next.value, verdict.error)
-              yield* Effect.logInfo("webhook attempt failed, will retry", verdict.error)
-              return JobOutcome.RetryAt({ at: next.value, error: verdict.error })
-            }
+        switch (verdict._tag) {
+          case "Succeeded": {
+            yield* repo.recordAttempt(attemptRow, { _tag: "Succeeded", now: finishedAt })
+            yield* Effect.logInfo("webhook delivered")
+            return JobOutcome.Done()
           }
-        }))
+          case "Final": {
+            yield* repo.recordAttempt(attemptRow, { _tag: "Failed", error: verdict.error, now: finishedAt })
+            yield* Effect.logWarning("webhook delivery failed for good", verdict.error)
+            return JobOutcome.Done()
+          }
+          case "Retry": {
+            const next = nextAttemptAt({
+              attempt,
+              finishedAt: finished,
+              deadline: row.deadline_at.getTime(),
+              retryAfterMs: verdict.retryAfterMs
+            })
+            if (Option.isNone(next)) {
+              yield* repo.recordAttempt(attemptRow, {
+                _tag: "Failed",
+                error: verdict.error,
+                now: finishedAt,
+                markEndpointFailing: `delivery ${row.id} failed every attempt for 24 hours (retry budget spent)`
+              })
+              yield* Effect.logWarning("webhook retry budget spent; endpoint marked failing", verdict.error)
+              return JobOutcome.Done()
+            }
+            yield* repo.recordAttempt(attemptRow, { _tag: "Retry", error: verdict.error, at: next.value })
+            yield* Effect.logInfo("webhook attempt failed, will retry", verdict.error)
+            return JobOutcome.RetryAt({ at: next.value, error: verdict.error })
+          }
+        }
       }).pipe(Effect.annotateLogs({ delivery_id: deliveryId }))
 
     yield* queue.register(DeliverWebhook, ({ delivery_id }) => deliver(delivery_id))

@@ -10,6 +10,7 @@ export interface ReceivedWebhook {
   readonly headers: Http.IncomingHttpHeaders
   /** The body exactly as received. */
   readonly body: string
+  /** Epoch ms with sub-millisecond precision. */
   readonly receivedAt: number
 }
 
@@ -45,7 +46,7 @@ export const startReceiver = async (path = "/hook"): Promise<Receiver> => {
         path: request.url ?? "",
         headers: request.headers,
         body: Buffer.concat(chunks).toString("utf8"),
-        receivedAt: Date.now()
+        receivedAt: performance.timeOrigin + performance.now()
       }
       received.push(entry)
       for (const wake of waiters.splice(0)) wake()

@@ -207,6 +207,19 @@ describe("retries", () => {
     expect(first.attempts[0]).toMatchObject({ status_code: null, error: "network error: ECONNREFUSED" })
   })
 
+  it("a pending delivery of an endpoint that gets disabled ends as failed without another attempt", async () => {
+    const { receiver, project, endpoint, client } = await setup()
+    receiver.script({ status: 500 })
+    const event = await publish(gw, { projectId: project.id, type: "agent.created", data: { agent_id: "a" } })
+    const id = (await deliveryOf(project, event.id)).id
+    const first = await deliveryWhen(gw, project, id, (d) => d.attempt_count === 1)
+    expect((await client.call("PATCH", `/v1/webhooks/${endpoint.id}`, { enabled: false })).status).toBe(200)
+    time.advanceTo(Date.parse(first.next_attempt_at!))
+    const done = await deliveryWhen(gw, project, id, (d) => d.status !== "pending")
+    expect(done).toMatchObject({ status: "failed", last_error: "endpoint disabled", attempt_count: 1 })
+    expect(receiver.received).toHaveLength(1)
+  })
+
   it("an endpoint failing for the whole 24-hour budget is marked failing with the reason, and a success clears it", async () => {
     const { receiver, project, endpoint, client } = await setup()
     receiver.otherwise = () => ({ status: 500 })
