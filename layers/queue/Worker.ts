@@ -124,7 +124,8 @@ export const QueueWorkerLive = Layer.scopedDiscard(
           runJob(job, token).pipe(
             Effect.ensuring(Effect.suspend(() => {
               running -= 1
-              return saturated ? queue.wake : Effect.void
+              // Refill in batches (half the slots) rather than one claim per finished job.
+              return saturated && running <= concurrency / 2 ? queue.wake : Effect.void
             }))
           )
         )
