@@ -16,7 +16,8 @@ export const RESPONSE_SNIPPET_BYTES = 1024
 export interface WireResult {
   /** Null when no answer came. */
   readonly statusCode: number | null
-  readonly latencyMs: number
+  /** Null when nothing was sent. */
+  readonly latencyMs: number | null
   /** Why no answer came (timeout, refused, reset...). */
   readonly error: string | null
   readonly snippet: string | null
