@@ -5,9 +5,10 @@
 import { verify as octokitVerify } from "@octokit/webhooks-methods"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Schema } from "effect"
 import { verifyWebhookSignature } from "../../sdk/webhooks.ts"
 import { Events } from "../../modules/events/Service.ts"
+import { WebhookPayload } from "../../schemas/events.ts"
 import { startReceiver, type Receiver } from "../fakes/webhook-receiver.ts"
 import { type Gateway, startGateway, type TestProject } from "../harness.ts"
 import { shiftedClock } from "./clock.ts"
@@ -67,6 +68,7 @@ describe("a 2xx answer", () => {
     expect(request!.headers["content-type"]).toBe("application/json")
     expect(request!.headers["x-webhook-event"]).toBe("session.created")
     const body = JSON.parse(request!.body)
+    expect(() => Schema.decodeUnknownSync(WebhookPayload)(body)).not.toThrow()
     expect(body).toEqual({
       type: "session.created",
       timestamp: request!.headers["x-webhook-timestamp"],

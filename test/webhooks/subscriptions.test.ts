@@ -279,3 +279,18 @@ describe("test event", () => {
     expect(res.body).toMatchObject(platformError("endpoint_disabled"))
   })
 })
+
+describe("OpenAPI", () => {
+  it("documents every webhook operation under the secret-key scheme", async () => {
+    const res = await call(gw.baseUrl, "GET", "/openapi.json")
+    expect(res.status).toBe(200)
+    const paths = (res.body as { paths: Record<string, Record<string, { security?: unknown }>> }).paths
+    expect(Object.keys(paths["/v1/webhooks"]!).sort()).toEqual(["get", "post"])
+    expect(Object.keys(paths["/v1/webhooks/{id}"]!).sort()).toEqual(["delete", "get", "patch"])
+    expect(paths["/v1/webhooks/{id}/rotate-secret"]!.post).toBeDefined()
+    expect(paths["/v1/webhooks/{id}/test"]!.post).toBeDefined()
+    expect(paths["/v1/webhook-deliveries"]!.get).toBeDefined()
+    expect(paths["/v1/webhook-deliveries/{id}"]!.get).toBeDefined()
+    expect(paths["/v1/webhook-deliveries/{id}/replay"]!.post!.security).toEqual([{ secretKey: [] }])
+  })
+})
