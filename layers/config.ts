@@ -78,6 +78,8 @@ export interface AppSettings {
   readonly visionFetchTimeoutMs: number
   readonly voice: VoiceSettings
   readonly sessions: SessionSettings
+  readonly queue: QueueSettings
+  readonly webhooks: WebhookSettings
 }
 
 export interface VoiceSettings {
@@ -103,6 +105,26 @@ export interface SessionSettings {
   readonly turnLeaseMs: number
   /** How often a stream following a turn run by another process checks the log. */
   readonly streamPollMs: number
+}
+
+/** The durable job queue (`layers/queue/`). */
+export interface QueueSettings {
+  /** Run the job worker fiber in this process (`QUEUE_WORKER_ENABLED`, default true). */
+  readonly workerEnabled: boolean
+  /** How often an idle worker looks for due jobs, in ms (`QUEUE_POLL_INTERVAL_MS`, default 500). */
+  readonly pollIntervalMs: number
+  /** Jobs one process runs at once (`QUEUE_CONCURRENCY`, default 16). */
+  readonly concurrency: number
+  /** Lease of a claimed job, in ms, renewed while it runs; a crashed worker's jobs are retaken after it (`QUEUE_LEASE_MS`, default 30000). */
+  readonly leaseMs: number
+}
+
+/** Webhook delivery (`modules/webhooks/`). */
+export interface WebhookSettings {
+  /** Allow targets on private, loopback and link-local addresses (`WEBHOOK_ALLOW_PRIVATE_TARGETS`, default false). */
+  readonly allowPrivateTargets: boolean
+  /** Time allowed for one delivery attempt, in ms (`WEBHOOK_TIMEOUT_MS`, default 10000). */
+  readonly attemptTimeoutMs: number
 }
 
 const logLevelConfig = Config.literal("all", "trace", "debug", "info", "warning", "error", "fatal", "none")(
@@ -192,6 +214,28 @@ export const settingsConfig: Config.Config<AppSettings> = Config.all({
     sweepIntervalMs: Config.integer("SESSION_SWEEP_INTERVAL_MS").pipe(Config.withDefault(60_000)),
     turnLeaseMs: Config.integer("SESSION_TURN_LEASE_MS").pipe(Config.withDefault(30_000)),
     streamPollMs: Config.integer("SESSION_STREAM_POLL_MS").pipe(Config.withDefault(1_000))
+  }),
+  queue: Config.all({
+    workerEnabled: Config.boolean("QUEUE_WORKER_ENABLED").pipe(Config.withDefault(true)),
+    pollIntervalMs: Config.integer("QUEUE_POLL_INTERVAL_MS").pipe(
+      Config.validate({ message: "QUEUE_POLL_INTERVAL_MS must be 10..60000", validation: (n) => n >= 10 && n <= 60_000 }),
+      Config.withDefault(500)
+    ),
+    concurrency: Config.integer("QUEUE_CONCURRENCY").pipe(
+      Config.validate({ message: "QUEUE_CONCURRENCY must be 1..256", validation: (n) => n >= 1 && n <= 256 }),
+      Config.withDefault(16)
+    ),
+    leaseMs: Config.integer("QUEUE_LEASE_MS").pipe(
+      Config.validate({ message: "QUEUE_LEASE_MS must be 1000..3600000", validation: (n) => n >= 1000 && n <= 3_600_000 }),
+      Config.withDefault(30_000)
+    )
+  }),
+  webhooks: Config.all({
+    allowPrivateTargets: Config.boolean("WEBHOOK_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
+    attemptTimeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(
+      Config.validate({ message: "WEBHOOK_TIMEOUT_MS must be 100..120000", validation: (n) => n >= 100 && n <= 120_000 }),
+      Config.withDefault(10_000)
+    )
   })
 })
 

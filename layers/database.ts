@@ -126,7 +126,9 @@ export const DatabaseLive: Layer.Layer<
           Effect.map(({ owner, socketDir }) => ({ socketDir, owner, backend: "pglite" as const }))
         )
     })
-    const client = clientLayer(target, target.backend === "postgres" ? 20 : 8)
+    // PGlite is one backend behind pglite-socket, which interleaves the extended-protocol messages of concurrent
+    // connections once transactions mix in ("portal does not exist", stalls): one connection serialises them.
+    const client = clientLayer(target, target.backend === "postgres" ? 20 : 1)
     const migrated = Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(client))
     return Layer.merge(
       migrated,

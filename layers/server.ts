@@ -29,6 +29,9 @@ import { Vision } from "../modules/vision/Service.ts"
 import { VoiceHttpLive } from "../modules/voice/Http.ts"
 import { VoiceKeys } from "../modules/voice/Keys.ts"
 import { Voice } from "../modules/voice/Service.ts"
+import { Events } from "../modules/events/Service.ts"
+import { WebhooksHttpLive } from "../modules/webhooks/Http.ts"
+import { Webhooks } from "../modules/webhooks/Service.ts"
 import { AppConfig } from "./config.ts"
 import { SecretBox } from "./crypto.ts"
 import { DatabaseLive } from "./database.ts"
@@ -36,11 +39,12 @@ import { ProviderAdaptersLive } from "./providers/Service.ts"
 import { GatewayApi } from "./http/api.ts"
 import { ApiGuardLive } from "./http/errors.ts"
 import { requestMiddleware } from "./http/middleware.ts"
+import { JobQueue } from "./queue/JobQueue.ts"
+import { QueueWorkerLive } from "./queue/Worker.ts"
 
 /** Database (with migrations applied) and the master-key box; needs `AppConfig`. */
 export const InfraLive = Layer.mergeAll(DatabaseLive, SecretBox.layer)
 
-/** Every domain service, over the infrastructure. */
 /** The chat gateway: routing over the catalog, provider adapters with their own keep-alive client. */
 const ChatLive = ChatGateway.Default.pipe(
   Layer.provideMerge(ChatRouter.Default),
@@ -50,6 +54,7 @@ const ChatLive = ChatGateway.Default.pipe(
 /** Voice reads a project's BYOK keys from its provider connections. */
 const VoiceKeysLive = Layer.effect(VoiceKeys, Effect.map(ProviderConnections, (c) => ({ byokKey: c.byokKey })))
 
+/** Every domain service, over the infrastructure: each layer here may use the ones below it. */
 export const ServicesLive = Layer.mergeAll(
   Projects.Default,
   ModelListing.Default,
@@ -61,6 +66,9 @@ export const ServicesLive = Layer.mergeAll(
   Layer.provideMerge(
     Layer.mergeAll(Catalog.Default, CustomProviders.Default, ProviderConnections.Default, Billing.Default)
   ),
+  Layer.provideMerge(Events.Default),
+  Layer.provideMerge(Webhooks.Default),
+  Layer.provideMerge(JobQueue.Default),
   Layer.provideMerge(Credentials.Default)
 )
 
@@ -79,7 +87,8 @@ const HandlersLive = Layer.mergeAll(
   OpenAiChatHttpLive,
   VisionHttpLive,
   VoiceHttpLive,
-  SessionsHttpLive
+  SessionsHttpLive,
+  WebhooksHttpLive
 )
 
 /** The HttpApi with handlers, security, error envelopes, `/openapi.json` and `/docs`. */
@@ -113,8 +122,8 @@ export const BootstrapLive = Layer.effectDiscard(
   })
 )
 
-/** Everything a server needs except the listener: `AppConfig` in, HttpApi app out. */
-export const AppLive = ApiLive.pipe(
+/** Everything a server needs except the listener: `AppConfig` in, HttpApi app and the job worker out. */
+export const AppLive = Layer.merge(ApiLive, QueueWorkerLive).pipe(
   Layer.provideMerge(BootstrapLive),
   Layer.provideMerge(ServicesLive),
   Layer.provideMerge(InfraLive)

@@ -7,7 +7,7 @@ import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { ConfigProvider, Context, Effect, Exit, Layer, LogLevel, Redacted, Scope } from "effect"
+import { type Clock, ConfigProvider, Context, Effect, Exit, Layer, LogLevel, Redacted, Scope } from "effect"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import { createServer } from "node:http"
@@ -79,6 +79,8 @@ export interface GatewayOptions {
   readonly sharedWith?: Gateway
   /** Services given to the server's layers from outside, e.g. an override of a `Context.Reference`. */
   readonly provide?: Layer.Layer<never>
+  /** The server's `Clock` (and `run`'s): tests move time with it instead of sleeping. */
+  readonly clock?: Clock.Clock
   /** Use this PostgreSQL database (e.g. from `sharedPostgres()`) instead of a fresh one; it is not dropped. */
   readonly databaseUrl?: string
 }
@@ -116,7 +118,8 @@ export const startGateway = async (options: GatewayOptions = {}): Promise<Gatewa
     Layer.provideMerge(AppLive),
     Layer.provideMerge(configLayer),
     Layer.provide(LoggingLive(LogLevel.Info, (line) => logs.push(line))),
-    Layer.provide(options.provide ?? Layer.empty)
+    Layer.provide(options.provide ?? Layer.empty),
+    Layer.provide(options.clock ? Layer.setClock(options.clock) : Layer.empty)
   )
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(full, scope)).catch(async (error: unknown) => {
@@ -126,7 +129,10 @@ export const startGateway = async (options: GatewayOptions = {}): Promise<Gatewa
   const address = Context.get(context, HttpServer.HttpServer).address
   if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
   const baseUrl = `http://127.0.0.1:${address.port}`
-  const run = <A, E>(effect: Effect.Effect<A, E, AppServices>) => Effect.runPromise(Effect.provide(effect, context))
+  const run = <A, E>(effect: Effect.Effect<A, E, AppServices>) =>
+    Effect.runPromise(
+      Effect.provide(options.clock ? Effect.withClock(effect, options.clock) : effect, context)
+    )
 
   const createProject = (name = `test ${randomName()}`) =>
     run(Effect.gen(function*() {

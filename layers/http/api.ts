@@ -12,6 +12,7 @@ import { SessionsApi } from "../../modules/sessions/Api.ts"
 import { UsageApi } from "../../modules/usage/Api.ts"
 import { VisionApi } from "../../modules/vision/Api.ts"
 import { VoiceApi } from "../../modules/voice/Api.ts"
+import { WebhooksApi } from "../../modules/webhooks/Api.ts"
 
 export class GatewayApi extends HttpApi.make("gateway")
   .add(HealthApi)
@@ -29,6 +30,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(VisionApi)
   .add(VoiceApi)
   .add(SessionsApi)
+  .add(WebhooksApi)
   .annotateContext(OpenApi.annotations({
     title: "Embedded Agents Gateway",
     version: "1.1.0",
