@@ -10,6 +10,7 @@ import { generateId, SecretBox } from "../../layers/crypto.ts"
 import { makeLookupCache } from "../../layers/lookup-cache.ts"
 import { checkBaseUrl, parseBaseUrl, requirePublicHost } from "../../layers/provider-url.ts"
 import { ApiError } from "../../schemas/errors.ts"
+import { Events } from "../events/Service.ts"
 import { type ConnectionRow, type Keyset, makeConnectionsRepo, type SyncRow } from "./Repo.ts"
 import { type ListedModel, listUpstreamModels, supportsListing, type UpstreamListError } from "./Upstream.ts"
 
@@ -132,6 +133,15 @@ export class ProviderConnections extends Effect.Service<ProviderConnections>()("
     const box = yield* SecretBox
     const config = yield* AppConfig
     const listTimeout = Duration.millis(config.providerListTimeoutMs)
+    const events = yield* Events
+    /** What `provider_connection.*` webhook events say about a connection (never its key). */
+    const eventData = (row: ConnectionRow) => ({
+      connection_id: row.id,
+      name: row.name,
+      provider: row.provider,
+      api_format: row.api_format,
+      base_url: row.base_url
+    })
     /** The newest active connection per `projectId\nprovider`, for routing. */
     const active = yield* makeLookupCache((key: string) => {
       const [projectId = "", provider = ""] = key.split("\n")
@@ -252,7 +262,11 @@ export class ProviderConnections extends Effect.Service<ProviderConnections>()("
           api_format: apiFormat,
           base_url: baseUrl,
           api_key_encrypted: box.encrypt(apiKey)
-        }).pipe(Effect.orDie)
+        }).pipe(
+          Effect.tap((row) => events.publish({ projectId, type: "provider_connection.created", data: eventData(row) })),
+          repo.withTransaction,
+          Effect.orDie
+        )
         yield* Effect.logInfo("provider connection created").pipe(
           Effect.annotateLogs({ project_id: projectId, connection_id: row.id, provider })
         )
@@ -277,8 +291,16 @@ export class ProviderConnections extends Effect.Service<ProviderConnections>()("
         const row = yield* load(projectId, id)
         const apiKey = yield* box.decrypt(row.api_key_encrypted).pipe(Effect.orDie)
         const outcome = yield* discover({ provider: row.provider, apiFormat: row.api_format, baseUrl: row.base_url, apiKey })
-        yield* repo.setTested(row.id, statusAfter(outcome), new Date()).pipe(Effect.orDie)
         const result = validationOf(row.provider, row.api_format, outcome)
+        yield* repo.setTested(row.id, statusAfter(outcome), new Date()).pipe(
+          Effect.zipRight(events.publish({
+            projectId,
+            type: "provider_connection.tested",
+            data: { ...eventData(row), status: statusAfter(outcome), valid: result.valid, models_discovered: result.models_discovered }
+          })),
+          repo.withTransaction,
+          Effect.orDie
+        )
         yield* Effect.logInfo("provider connection validated").pipe(
           Effect.annotateLogs({ project_id: projectId, connection_id: row.id, valid: result.valid })
         )
@@ -370,7 +392,17 @@ export class ProviderConnections extends Effect.Service<ProviderConnections>()("
                 error: null
               })
             })
-        }).pipe(repo.withTransaction, Effect.orDie)
+        }).pipe(
+          Effect.tap((saved) =>
+            events.publish({
+              projectId,
+              type: saved.status === "completed" ? "provider_model_sync.completed" : "provider_model_sync.failed",
+              data: { ...toSyncView(saved), provider: row.provider }
+            })
+          ),
+          repo.withTransaction,
+          Effect.orDie
+        )
         yield* Effect.logInfo("provider models synced").pipe(
           Effect.annotateLogs({ project_id: projectId, connection_id: row.id, status: saved.status })
         )
@@ -383,6 +415,12 @@ export class ProviderConnections extends Effect.Service<ProviderConnections>()("
       get: (projectId: string, id: string) => Effect.map(load(projectId, id), toView),
       remove: (projectId: string, id: string) =>
         repo.remove(projectId, id).pipe(
+          Effect.tap((deleted) =>
+            deleted
+              ? events.publish({ projectId, type: "provider_connection.deleted", data: { connection_id: id } })
+              : Effect.void
+          ),
+          repo.withTransaction,
           changed,
           Effect.orDie,
           Effect.flatMap((deleted) => deleted ? Effect.void : Effect.fail(ApiError.notFound("Provider connection"))),

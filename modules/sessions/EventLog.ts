@@ -11,6 +11,8 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Data, Effect, Option, Queue } from "effect"
 import { generateId } from "../../layers/crypto.ts"
+import type { EventType } from "../../schemas/events.ts"
+import { Events } from "../events/Service.ts"
 import { type LogEvent, payloadOf, type StoredEvent } from "./events.ts"
 import { type LeaseChange, makeSessionsRepo, type Owner } from "./Repo.ts"
 import { apply, checkpointDue, rebuild, type SessionState } from "./state.ts"
@@ -23,9 +25,9 @@ export interface Appended {
 }
 
 /** Webhook event names of the `session` family (§6.2) for the log events that have one. */
-const WEBHOOK_TYPES: Readonly<Record<string, string>> = {
+const WEBHOOK_TYPES: Readonly<Record<string, EventType>> = {
   "session.created": "session.created",
-  "turn.completed": "session.turn.completed",
+  "turn.completed": "session.turn_completed",
   "turn.paused": "session.paused",
   "turn.resumed": "session.resumed",
   "session.completed": "session.completed",
@@ -39,8 +41,8 @@ export const webhookEventsOf = (state: SessionState, rows: ReadonlyArray<StoredE
     return type === undefined ? [] : [{
       type,
       data: {
-        event_id: row.id,
         session_id: state.id,
+        session_event_id: row.id,
         turn_number: row.turnNumber,
         sequence: row.sequence,
         status: state.status,
@@ -55,6 +57,7 @@ const turnNumberOf = (event: LogEvent, state: SessionState | null): number =>
 export const makeEventLog = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const repo = yield* makeSessionsRepo
+  const events = yield* Events
   /** Streams following a session in this process, by session: each gets the session's committed appends. */
   const listeners = new Map<string, Set<Queue.Queue<ReadonlyArray<StoredEvent>>>>()
 
@@ -81,11 +84,18 @@ export const makeEventLog = Effect.gen(function*() {
   const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
   /**
-   * INTEGRATION POINT (webhooks): publish `webhookEventsOf(state, rows)` through `Events.publish` here. It runs
-   * inside the append's transaction, so a webhook event is recorded exactly when its session event is.
+   * Publishes the append's `session.*` webhook events through the outbox. It runs inside the append's
+   * transaction, so a webhook event is recorded exactly when its session event is.
    */
-  const publishWebhooks = (_state: SessionState, _rows: ReadonlyArray<StoredEvent>): Effect.Effect<void, SqlError> =>
-    Effect.void
+  const publishWebhooks = (state: SessionState, rows: ReadonlyArray<StoredEvent>): Effect.Effect<void, SqlError> =>
+    Effect.gen(function*() {
+      const published = webhookEventsOf(state, rows)
+      if (published.length === 0) return
+      const owner = yield* sql<{ readonly project_id: string }>`SELECT project_id FROM sessions WHERE id = ${state.id}`
+      const projectId = owner[0]?.project_id
+      if (projectId === undefined) return
+      for (const event of published) yield* events.publish({ projectId, type: event.type, data: event.data })
+    })
 
   /**
    * Appends `events` after `before` (null creates the session: the first event must be `session.created` and
