@@ -7,14 +7,12 @@
  */
 import { Effect } from "effect"
 import ipaddr from "ipaddr.js"
+import { addressKind } from "./addresses.ts"
 import * as Dns from "node:dns/promises"
 import { ApiError } from "../schemas/errors.ts"
 
 /** Public unicast only; private, loopback, link-local, unique-local, CGNAT, reserved and the rest are not. */
-export const isPublicAddress = (address: string): boolean => {
-  if (!ipaddr.isValid(address)) return false
-  return ipaddr.process(address).range() === "unicast"
-}
+export const isPublicAddress = (address: string): boolean => addressKind(address) === "public"
 
 const unsafe = (param: string, message: string) => ApiError.badRequest(message, { code: "unsafe_url", param })
 

@@ -14,6 +14,7 @@
  */
 import { Data, Duration, Effect } from "effect"
 import ipaddr from "ipaddr.js"
+import { addressKind } from "./addresses.ts"
 import * as Dns from "node:dns/promises"
 import * as Http from "node:http"
 import * as Https from "node:https"
@@ -61,17 +62,12 @@ export interface FetchedBody {
 
 export const MAX_REDIRECTS = 5
 
-/** Addresses that are public unicast by range but serve cloud instance metadata or host agents. */
-const METADATA_ADDRESSES: ReadonlySet<string> = new Set(["168.63.129.16", "100.100.100.200", "192.0.0.192"])
 const METADATA_HOSTS: ReadonlySet<string> = new Set(["metadata", "metadata.google.internal", "metadata.goog", "instance-data"])
 
 /** Whether an outbound connection to `address` is allowed: public unicast only (plus loopback when allowed). */
 export const isAllowedAddress = (address: string, allowLoopback = false): boolean => {
-  if (!ipaddr.isValid(address)) return false
-  const parsed = ipaddr.process(address)
-  const range = parsed.range()
-  if (range === "unicast") return !METADATA_ADDRESSES.has(parsed.toString())
-  return allowLoopback && range === "loopback"
+  const kind = addressKind(address)
+  return kind === "public" || (allowLoopback && kind === "loopback")
 }
 
 const fail = (code: SafeFetchErrorCode, url: string, message: string, status?: number) =>

@@ -7,6 +7,7 @@
  */
 import { Data, Duration, Effect, Either } from "effect"
 import ipaddr from "ipaddr.js"
+import { addressKind } from "../../layers/addresses.ts"
 import * as Dns from "node:dns"
 
 export class TargetRejected extends Data.TaggedError("TargetRejected")<{
@@ -23,24 +24,10 @@ export interface ResolvedTarget {
   readonly family: 4 | 6
 }
 
-/** Ranges allowed only with `WEBHOOK_ALLOW_PRIVATE_TARGETS`. Multicast, broadcast, unspecified and reserved never. */
-const PRIVATE_RANGES: ReadonlySet<string> = new Set([
-  "private",
-  "loopback",
-  "linkLocal",
-  "uniqueLocal",
-  "carrierGradeNat"
-])
-
 /** True when a webhook may connect to `address` (an IPv4 or IPv6 literal). */
 export const isAllowedAddress = (address: string, allowPrivate: boolean): boolean => {
-  if (!ipaddr.isValid(address)) return false
-  const parsed = ipaddr.parse(address)
-  const ip = parsed.kind() === "ipv6" && parsed instanceof ipaddr.IPv6 && parsed.isIPv4MappedAddress()
-    ? parsed.toIPv4Address()
-    : parsed
-  const range = ip.range()
-  return range === "unicast" || (allowPrivate && PRIVATE_RANGES.has(range))
+  const kind = addressKind(address)
+  return kind === "public" || (allowPrivate && (kind === "loopback" || kind === "private"))
 }
 
 /** Parses and checks the form of a target URL (scheme, credentials, host). */

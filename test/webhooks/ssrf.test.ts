@@ -75,12 +75,12 @@ describe("at delivery time", () => {
 })
 
 describe("address classes", () => {
-  it("private ranges pass only when the operator allows them; multicast and broadcast never", () => {
-    for (const address of ["127.0.0.1", "10.0.0.1", "169.254.169.254", "::1", "fe80::1", "fc00::1", "100.64.0.1"]) {
+  it("private ranges pass only when the operator allows them; metadata, multicast and broadcast never", () => {
+    for (const address of ["127.0.0.1", "10.0.0.1", "169.254.1.1", "::1", "fe80::1", "fc00::1", "100.64.0.1"]) {
       expect(isAllowedAddress(address, false), address).toBe(false)
       expect(isAllowedAddress(address, true), address).toBe(true)
     }
-    for (const address of ["224.0.0.1", "255.255.255.255", "0.0.0.0", "ff02::1", "not-an-ip"]) {
+    for (const address of ["169.254.169.254", "::ffff:169.254.169.254", "168.63.129.16", "224.0.0.1", "255.255.255.255", "0.0.0.0", "ff02::1", "not-an-ip"]) {
       expect(isAllowedAddress(address, true), address).toBe(false)
     }
     for (const address of ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "::ffff:93.184.215.14"]) {
