@@ -69,9 +69,47 @@ const readSse = async (response: Response) => {
   return messages
 }
 
+/** The wire shapes these tests read (the gateway's OpenAI-format answers and usage rows). */
+interface WireToolCall {
+  readonly id: string
+  readonly type: string
+  readonly function: { readonly name: string; readonly arguments: string }
+}
+interface WireCost {
+  readonly providerCostUsd: number | null
+  readonly serviceChargeUsd: number
+  readonly markupPercentage: number
+}
+interface WireCompletion {
+  readonly choices: ReadonlyArray<{
+    readonly message: { readonly content: string | null; readonly tool_calls?: ReadonlyArray<WireToolCall> }
+    readonly finish_reason: string
+  }>
+  readonly cost: WireCost
+  readonly provider: string
+}
+interface WireChunk {
+  readonly choices: ReadonlyArray<{
+    readonly delta: { readonly content?: string; readonly tool_calls?: ReadonlyArray<Partial<WireToolCall> & { readonly function: { readonly arguments: string } }> }
+    readonly finish_reason: string | null
+  }>
+  readonly usage?: Record<string, number>
+  readonly cost?: WireCost
+}
+interface UsageRow {
+  readonly status: string
+  readonly ttft_ms: number
+  readonly usage: { readonly completionTokens: number }
+  readonly cost: WireCost
+}
+
+const completionOf = (res: { readonly body: unknown }) => res.body as WireCompletion
+const chunksOf = (messages: ReadonlyArray<{ readonly data: string }>) =>
+  messages.slice(0, -1).map((m) => JSON.parse(m.data) as WireChunk)
+
 const usageRows = async (projectKey = gw.project.secretKey) => {
   const res = await call(gw.baseUrl, "GET", "/v1/usage?limit=100", { headers: bearer(projectKey) })
-  return (res.body as { data: Array<Record<string, any>> }).data
+  return (res.body as { data: ReadonlyArray<UsageRow> }).data
 }
 
 describe("non-streaming answers", () => {
@@ -113,10 +151,11 @@ describe("non-streaming answers", () => {
       fake.enqueue({ toolCalls: [{ id: "call_1", name: "get_weather", arguments: { city: "Lagos" } }] })
       const first = await chat(hello(model, { tools }))
       expect(first.status).toBe(200)
-      const message = (first.body as any).choices[0].message
-      expect((first.body as any).choices[0].finish_reason).toBe("tool_calls")
-      expect(message.tool_calls[0]).toMatchObject({ type: "function", function: { name: "get_weather" } })
-      expect(JSON.parse(message.tool_calls[0].function.arguments)).toEqual({ city: "Lagos" })
+      const message = completionOf(first).choices[0]!.message
+      expect(completionOf(first).choices[0]!.finish_reason).toBe("tool_calls")
+      const toolCall = message.tool_calls![0]!
+      expect(toolCall).toMatchObject({ type: "function", function: { name: "get_weather" } })
+      expect(JSON.parse(toolCall.function.arguments)).toEqual({ city: "Lagos" })
       expect(JSON.stringify(fake.lastRequest()!.body)).toContain("get_weather")
 
       fake.enqueue({ text: "Sunny" })
@@ -126,11 +165,11 @@ describe("non-streaming answers", () => {
         messages: [
           { role: "user", content: "Weather in Lagos?" },
           { role: "assistant", content: null, tool_calls: message.tool_calls },
-          { role: "tool", tool_call_id: message.tool_calls[0].id, content: "31C and sunny" }
+          { role: "tool", tool_call_id: toolCall.id, content: "31C and sunny" }
         ]
       })
       expect(second.status).toBe(200)
-      expect((second.body as any).choices[0].message.content).toBe("Sunny")
+      expect(completionOf(second).choices[0]!.message.content).toBe("Sunny")
       expect(JSON.stringify(fake.lastRequest()!.body)).toContain("31C and sunny")
     }
   })
@@ -154,13 +193,13 @@ describe("streaming", () => {
     expect(Number(response.headers.get("x-time-to-first-token-ms"))).toBeGreaterThan(0)
     const messages = await readSse(response)
     expect(messages.at(-1)!.data).toBe("[DONE]")
-    const chunks = messages.slice(0, -1).map((m) => JSON.parse(m.data))
-    const text = chunks.flatMap((c) => c.choices.map((choice: any) => choice.delta.content ?? "")).join("")
+    const chunks = chunksOf(messages)
+    const text = chunks.flatMap((c) => c.choices.map((choice) => choice.delta.content ?? "")).join("")
     expect(text).toBe("Hello world")
     // Deltas were forwarded while the upstream was still producing, not buffered.
     const firstText = messages.find((m) => m.data.includes("\"content\":\"Hel\""))!
     expect(firstText.at - started).toBeLessThan(messages.at(-1)!.at - started - 300)
-    const summary = chunks.at(-1)
+    const summary = chunks.at(-1)!
     expect(summary.choices).toEqual([])
     expect(summary.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 4, total_tokens: 24 })
     expect(summary.cost).toEqual({ providerCostUsd: expect.any(Number), serviceChargeUsd: 0, markupPercentage: 0 })
@@ -177,10 +216,10 @@ describe("streaming", () => {
         tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }]
       }))
     })
-    const chunks = (await readSse(response)).slice(0, -1).map((m) => JSON.parse(m.data))
-    const calls = chunks.flatMap((c) => c.choices.flatMap((choice: any) => choice.delta.tool_calls ?? []))
+    const chunks = chunksOf(await readSse(response))
+    const calls = chunks.flatMap((c) => c.choices.flatMap((choice) => choice.delta.tool_calls ?? []))
     expect(calls[0]).toMatchObject({ index: 0, id: "toolu_1", type: "function", function: { name: "lookup" } })
-    expect(JSON.parse(calls.map((c: any) => c.function.arguments).join(""))).toEqual({ q: "x" })
+    expect(JSON.parse(calls.map((c) => c.function.arguments).join(""))).toEqual({ q: "x" })
     expect(chunks.some((c) => c.choices[0]?.finish_reason === "tool_calls")).toBe(true)
   })
 })
@@ -190,7 +229,7 @@ describe("retries and fallbacks", () => {
     openai.enqueue({ status: 500 }, { status: 429, retryAfter: 0 }, { text: "third time" })
     const res = await chat(hello("gpt-4o-mini"))
     expect(res.status).toBe(200)
-    expect((res.body as any).choices[0].message.content).toBe("third time")
+    expect(completionOf(res).choices[0]!.message.content).toBe("third time")
     expect(openai.requestCount).toBe(3)
   })
 
@@ -251,7 +290,7 @@ describe("routing and keys", () => {
       expect(byok.status).toBe(200)
       expect(byokUpstream.lastRequest()!.headers.authorization).toBe("Bearer sk-byok-123")
       expect(openai.requestCount).toBe(0)
-      expect((byok.body as any).cost).toEqual({ providerCostUsd: 0.15, serviceChargeUsd: 0, markupPercentage: 0 })
+      expect(completionOf(byok).cost).toEqual({ providerCostUsd: 0.15, serviceChargeUsd: 0, markupPercentage: 0 })
       const rows = await usageRows(project.secretKey)
       expect(rows[0]).toMatchObject({ key_source: "byok", provider: "openai", cost: { serviceChargeUsd: 0 } })
 
@@ -269,7 +308,7 @@ describe("routing and keys", () => {
     await gw.run(Effect.flatMap(Billing, (b) => b.configure(project.id, { markupPercentage: 10 })))
     openai.enqueue({ text: "ok", usage: { promptTokens: 1_000_000, completionTokens: 0 } })
     const res = await chat(hello("gpt-4o-mini"), project.apiKey)
-    expect((res.body as any).cost).toEqual({ providerCostUsd: 0.15, serviceChargeUsd: 0.015, markupPercentage: 10 })
+    expect(completionOf(res).cost).toEqual({ providerCostUsd: 0.15, serviceChargeUsd: 0.015, markupPercentage: 10 })
   })
 
   it("no usable key answers 400 provider_not_configured instead of an upstream 401", async () => {
@@ -295,13 +334,13 @@ describe("routing and keys", () => {
         json: { name: "my-llama", baseUrl: own.baseUrl, format: "openai", models: [{ name: "llama-local", modelId: "llama3:8b" }] }
       })
       expect(created.status).toBe(201)
-      const providerId = (created.body as any).provider.id
+      const providerId = (created.body as { provider: { id: string } }).provider.id
 
       own.enqueue({ text: "by name" }, { text: "by model" })
       const byName = await chat(hello("my-llama"))
       expect(byName.status).toBe(200)
       expect(byName.body).toMatchObject({ provider: `custom:${providerId}`, pricing_status: "custom" })
-      expect((own.lastRequest()!.body as any).model).toBe("llama3:8b")
+      expect((own.lastRequest()!.body as { model: string }).model).toBe("llama3:8b")
       expect((await chat(hello("llama-local"))).status).toBe(200)
 
       await call(gw.baseUrl, "PATCH", `/api/projects/${gw.project.id}/providers/${providerId}`, { headers: cookie, json: { isActive: false } })
