@@ -150,7 +150,8 @@ describe("failures and retries", () => {
     time.advanceTo(next)
     const rescheduled = await eventually(async () => {
       const row = await jobRow(id)
-      return row?.status === "pending" && seen.length === 2 ? row : undefined
+      // The handler has run a second time and its outcome is written (attempts reset by RescheduleAt).
+      return row?.status === "pending" && seen.length === 2 && row.attempts === 0 ? row : undefined
     })
     expect(rescheduled).toMatchObject({ attempts: 0, last_error: null })
     expect(rescheduled.run_at.getTime()).toBe(next)
